@@ -1,0 +1,42 @@
+# Every target sets up what it needs: a fresh machine has Python 3.11, pip, Node 20 and npm.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test lint typecheck pytest bench corpus golden clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m bridge.demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	$(BIN)/pytest -q
+
+test: lint typecheck pytest
+
+golden: $(STAMP)
+	$(BIN)/python -m tests.regen_golden
+
+bench: $(STAMP)
+	$(BIN)/python -m bench.run_all
+
+corpus: $(STAMP)
+	$(BIN)/python -m bench.corpus
+
+clean:
+	rm -rf $(VENV) node_modules .mypy_cache .ruff_cache

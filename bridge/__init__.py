@@ -1,0 +1,1 @@
+"""mcp-bridge runtime: serve generated OpenAPI tool packages over MCP."""

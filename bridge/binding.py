@@ -1,0 +1,146 @@
+"""The catalogue: everything the runtime needs to serve a generated package, as plain data.
+
+The generator writes it as ``catalogue.json``; the runtime reads it back. Both sides use these
+models, so the file format has exactly one definition. Names and schemas are fully resolved by
+the generator: the runtime never looks at the OpenAPI document.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CATALOGUE_FORMAT = 1
+CATALOGUE_FILE = "catalogue.json"
+OPERATION_META_KEY = "mcp-bridge/operation"
+
+ParamLocation = Literal["path", "query", "header", "cookie"]
+JsonSchema = dict[str, Any]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ParamBinding(_Frozen):
+    """One OpenAPI parameter: the tool argument that feeds it and how it goes on the wire."""
+
+    arg: str
+    wire: str
+    location: ParamLocation
+    style: str
+    explode: bool
+    required: bool = False
+    allow_reserved: bool = False
+    # Set when the parameter is described with `content` instead of `schema`: the value is
+    # serialised in that media type (JSON) and then encoded as a plain string.
+    content_type: str | None = None
+
+
+class BodyField(_Frozen):
+    """A flattened request-body property: argument name and property name in the body."""
+
+    arg: str
+    wire: str
+
+
+class BodyBinding(_Frozen):
+    """The request body: its media type and which arguments make it up.
+
+    Exactly one of ``arg`` (the whole body is one argument) and ``fields`` (an object body
+    flattened into the arguments) is used.
+    """
+
+    media_type: str
+    required: bool = False
+    arg: str | None = None
+    fields: tuple[BodyField, ...] = ()
+    # Multipart/form properties that carry files (format binary/byte): base64 or data: URI.
+    file_fields: tuple[str, ...] = ()
+    # Properties that must be JSON-encoded inside a form or multipart body.
+    json_fields: tuple[str, ...] = ()
+
+
+class SchemeUse(_Frozen):
+    scheme: str
+    scopes: tuple[str, ...] = ()
+
+
+class HttpBinding(_Frozen):
+    """How one tool call becomes one HTTP request, and how its response becomes a result."""
+
+    method: str
+    path: str
+    params: tuple[ParamBinding, ...] = ()
+    body: BodyBinding | None = None
+    # Alternatives (any one suffices); an empty alternative means anonymous access is allowed.
+    # An empty tuple means the operation needs no credentials at all.
+    security: tuple[tuple[SchemeUse, ...], ...] = ()
+    # The output schema wraps a non-object JSON body as {"result": body}.
+    wrap_output: bool = False
+    # Response media types the operation declares for its success responses, for Accept.
+    accept: tuple[str, ...] = ()
+
+
+class EnvVar(_Frozen):
+    """An environment variable that supplies one part of a credential."""
+
+    role: Literal["value", "token", "username", "password", "client_id", "client_secret"]
+    name: str
+
+
+class SecurityScheme(_Frozen):
+    type: Literal["apiKey", "http", "oauth2", "openIdConnect", "mutualTLS"]
+    description: str | None = None
+    location: Literal["header", "query", "cookie"] | None = None  # apiKey
+    param_name: str | None = None  # apiKey
+    http_scheme: str | None = None  # http: bearer, basic, ...
+    token_url: str | None = None  # oauth2 client credentials
+    scopes: tuple[str, ...] = ()
+    env: tuple[EnvVar, ...] = ()
+    supported: bool = True
+
+
+class ServerVariable(_Frozen):
+    default: str
+    enum: tuple[str, ...] = ()
+    description: str | None = None
+
+
+class ServerSpec(_Frozen):
+    url: str
+    description: str | None = None
+    variables: dict[str, ServerVariable] = Field(default_factory=dict)
+
+
+class ToolAnnotationsSpec(_Frozen):
+    readOnlyHint: bool  # noqa: N815 - wire names
+    destructiveHint: bool  # noqa: N815
+    idempotentHint: bool  # noqa: N815
+    openWorldHint: bool  # noqa: N815
+
+
+class ToolEntry(_Frozen):
+    name: str
+    title: str | None = None
+    description: str
+    input_schema: JsonSchema
+    output_schema: JsonSchema | None = None
+    annotations: ToolAnnotationsSpec
+    binding: HttpBinding
+
+    @property
+    def operation(self) -> str:
+        return f"{self.binding.method} {self.binding.path}"
+
+
+class Catalogue(_Frozen):
+    format: int = CATALOGUE_FORMAT
+    name: str
+    title: str
+    api_version: str
+    env_prefix: str
+    servers: tuple[ServerSpec, ...] = ()
+    security_schemes: dict[str, SecurityScheme] = Field(default_factory=dict)
+    tools: tuple[ToolEntry, ...] = ()

@@ -1,0 +1,133 @@
+"""Tools and their registry: the reference tool semantics, independent of HTTP.
+
+A tool is a name, a description, schemas, annotations and an async ``run(args, ctx)``. Generated
+HTTP tools and hand-written tools use this same type.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from bridge.errors import ToolDefinitionError
+
+TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+
+ProgressReporter = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+async def _no_progress(progress: float, total: float | None, message: str | None) -> None:
+    return None
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What ``run`` receives besides its arguments.
+
+    ``cancelled`` is set when the client cancels the call; the handler's task is also cancelled,
+    so code that awaits I/O stops there. ``meta`` is the request's ``_meta`` (progress token and
+    tracing keys) as the client sent it.
+    """
+
+    tool_name: str
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    cancelled: anyio.Event = field(default_factory=anyio.Event)
+    _report_progress: ProgressReporter = _no_progress
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send a progress notification; does nothing when the client sent no progress token."""
+        await self._report_progress(progress, total, message)
+
+
+RunFunction = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """One MCP tool. ``annotations`` and ``meta`` are sent as given (wire names)."""
+
+    name: str
+    run: RunFunction
+    description: str = ""
+    title: str | None = None
+    input_schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "object"})
+    output_schema: Mapping[str, Any] | None = None
+    annotations: Mapping[str, Any] | None = None
+    meta: Mapping[str, Any] | None = None
+
+
+def check_tool_name(name: str) -> None:
+    """Raise ToolDefinitionError unless ``name`` is 1-128 characters of ``[A-Za-z0-9_.-]``."""
+    if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
+        raise ToolDefinitionError(
+            f"Invalid tool name {name!r}: use 1-128 characters of letters, digits, '_', '.' and '-'."
+        )
+
+
+class ToolRegistry:
+    """Ordered set of tools with unique, valid names; problems raise at registration."""
+
+    def __init__(self, tools: Iterator[Tool] | list[Tool] | tuple[Tool, ...] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool, *, replace: bool = False) -> Tool:
+        check_tool_name(tool.name)
+        if tool.input_schema.get("type") != "object":
+            raise ToolDefinitionError(f'Tool "{tool.name}": the input schema must have "type": "object".')
+        if tool.output_schema is not None and tool.output_schema.get("type") != "object":
+            raise ToolDefinitionError(f'Tool "{tool.name}": the output schema must have "type": "object".')
+        if tool.name in self._tools and not replace:
+            raise ToolDefinitionError(f'Duplicate tool name "{tool.name}".')
+        self._tools[tool.name] = tool
+        return tool
+
+    def remove(self, name: str) -> None:
+        del self._tools[name]
+
+    def tool(
+        self,
+        name: str,
+        *,
+        description: str = "",
+        title: str | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        replace: bool = False,
+    ) -> Callable[[RunFunction], RunFunction]:
+        """Decorator registering ``async def run(args, ctx)`` as a tool."""
+
+        def register(run: RunFunction) -> RunFunction:
+            self.add(
+                Tool(
+                    name=name,
+                    run=run,
+                    description=description,
+                    title=title,
+                    input_schema=input_schema if input_schema is not None else {"type": "object"},
+                    output_schema=output_schema,
+                    annotations=annotations,
+                ),
+                replace=replace,
+            )
+            return run
+
+        return register
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools

@@ -1,0 +1,1 @@
+"""mcp-bridge generator: OpenAPI document -> reviewable MCP server package."""
