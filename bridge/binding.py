@@ -115,10 +115,10 @@ class ServerSpec(_Frozen):
 
 
 class ToolAnnotationsSpec(_Frozen):
-    readOnlyHint: bool  # noqa: N815 - wire names
-    destructiveHint: bool  # noqa: N815
-    idempotentHint: bool  # noqa: N815
-    openWorldHint: bool  # noqa: N815
+    readOnlyHint: bool  # wire names
+    destructiveHint: bool
+    idempotentHint: bool
+    openWorldHint: bool
 
 
 class ToolEntry(_Frozen):

@@ -1,0 +1,124 @@
+"""Rendering the intermediate model into the files of a package (thin jinja templates)."""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import jinja2
+
+from bridge.binding import CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue, ToolEntry
+from generator.ir import Api
+from generator.models import render_models
+from generator.write import MANIFEST_FILE, PackageFiles
+
+TEMPLATES = ("server.py", "hooks.py", "README.md", "__init__.py")
+
+
+def generator_version() -> str:
+    try:
+        return version("mcp-bridge")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0+unknown"
+
+
+def catalogue_from_api(api: Api) -> Catalogue:
+    tools = tuple(
+        ToolEntry(
+            name=op.tool_name,
+            title=op.title,
+            description=op.tool_description,
+            input_schema=op.input_schema,
+            output_schema=op.output_schema,
+            annotations=op.annotations,
+            binding=op.binding,
+        )
+        for op in api.operations
+    )
+    return Catalogue(
+        name=api.name,
+        title=api.title,
+        api_version=api.version,
+        env_prefix=api.env_prefix,
+        servers=api.servers,
+        security_schemes=api.security_schemes,
+        tools=tools,
+    )
+
+
+def dump_json(value: Any) -> bytes:
+    return (json.dumps(value, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def catalogue_json(catalogue: Catalogue) -> bytes:
+    data = catalogue.model_dump(mode="json", exclude_defaults=True)
+    return dump_json({"format": CATALOGUE_FORMAT, **data})
+
+
+def manifest_tools(api: Api) -> dict[str, str]:
+    return {op.tool_name: op.label for op in sorted(api.operations, key=lambda o: o.tool_name)}
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("generator", "templates"),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+    )
+    # Spec text reaches generated Python only through repr(): a string literal can't become code.
+    env.filters["pyrepr"] = lambda value: repr(str(value))
+    env.filters["md_cell"] = _md_cell
+    return env
+
+
+def _md_cell(value: object) -> str:
+    text = " ".join(str(value or "").split())
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
+
+
+def render_package(api: Api, *, spec_source: str, spec_sha256: str, models: bool = True) -> PackageFiles:
+    catalogue = catalogue_from_api(api)
+    context = {
+        "api": api,
+        "catalogue": catalogue,
+        "spec_source": spec_source,
+        "generator_version": generator_version(),
+        "env_vars": _env_vars(catalogue),
+    }
+    env = _environment()
+    package = PackageFiles()
+    for name in TEMPLATES:
+        text = env.get_template(f"{name}.jinja").render(**context)
+        target = package.user_files if name == "hooks.py" else package.files
+        target[name] = text.encode("utf-8")
+    package.files[CATALOGUE_FILE] = catalogue_json(catalogue)
+    package.files[MANIFEST_FILE] = dump_json(
+        {
+            "name": api.name,
+            "generator": f"mcp-bridge {generator_version()}",
+            "spec": {"source": spec_source, "sha256": spec_sha256},
+            "tools": manifest_tools(api),
+        }
+    )
+    if models:
+        wire_tools: list[dict[str, Any]] = []
+        for tool in catalogue.tools:
+            wire: dict[str, Any] = {"name": tool.name, "inputSchema": tool.input_schema}
+            if tool.output_schema is not None:
+                wire["outputSchema"] = tool.output_schema
+            wire_tools.append(wire)
+        package.files["models.py"] = render_models(wire_tools).encode("utf-8")
+    return package
+
+
+def _env_vars(catalogue: Catalogue) -> list[tuple[str, str]]:
+    rows = [(f"{catalogue.env_prefix}_BASE_URL", "Base URL of the API (overrides the spec's servers)")]
+    for scheme_name, scheme in sorted(catalogue.security_schemes.items()):
+        for var in scheme.env:
+            kind = f"{scheme.type}, {scheme.http_scheme}" if scheme.http_scheme else scheme.type
+            rows.append((var.name, f"`{scheme_name}` ({kind}): {var.role}"))
+    return rows
