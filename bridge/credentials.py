@@ -1,0 +1,458 @@
+"""Upstream credentials: read from the environment, injected by the bridge, never shown.
+
+Each :class:`~bridge.binding.SecurityScheme` names the environment variables that feed it
+(``SecurityScheme.env``, by role). Values are read once, when :class:`Credentials` is built, and
+stripped of surrounding whitespace. What each scheme needs:
+
+============================ ============================================== =======================
+scheme                       environment variables (roles)                  sent as
+============================ ============================================== =======================
+apiKey                       ``value``                                      header, query or cookie
+http bearer                  ``token``                                      ``Authorization: Bearer``
+http basic                   ``username`` (non-empty) + ``password`` (set)  ``Authorization: Basic``
+other http schemes           ``token``                                      ``Authorization: <scheme>``
+oauth2                       ``token`` (a ready access token), or           ``Authorization: Bearer``
+                             ``client_id`` + ``client_secret`` + token URL
+                             (client-credentials grant, cached)
+openIdConnect                ``token``                                      ``Authorization: Bearer``
+mutualTLS / unsupported      never satisfiable                              —
+============================ ============================================== =======================
+
+An operation lists alternatives (``HttpBinding.security``). The first alternative whose
+credentials are all configured is used; an empty alternative allows anonymous access and is used
+only when no other alternative is configured. Error messages name environment variables, never
+values, and :meth:`Credentials.redact` removes every configured secret (plus its URL-encoded and
+HTTP-basic forms, and fetched access tokens) from any text.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import re
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import quote, quote_plus, urlencode
+
+import anyio
+import httpx
+
+from bridge.binding import Catalogue, SchemeUse, SecurityScheme
+from bridge.errors import CredentialsError
+
+__all__ = [
+    "DEFAULT_TOKEN_EXPIRY_MARGIN",
+    "DEFAULT_TOKEN_LIFETIME",
+    "DEFAULT_TOKEN_RESPONSE_BYTES",
+    "DEFAULT_TOKEN_TIMEOUT",
+    "CredentialParts",
+    "Credentials",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TOKEN_EXPIRY_MARGIN = 30.0
+"""Seconds before ``expires_in`` at which a cached OAuth2 token is refreshed."""
+DEFAULT_TOKEN_LIFETIME = 300.0
+"""Seconds a token is cached when the token endpoint sends no ``expires_in``."""
+DEFAULT_TOKEN_TIMEOUT = 30.0
+"""Overall deadline, in seconds, of one token request."""
+DEFAULT_TOKEN_RESPONSE_BYTES = 64 * 1024
+"""Largest token-endpoint answer read."""
+
+Role = Literal["value", "token", "username", "password", "client_id", "client_secret"]
+_SECRET_ROLES: frozenset[str] = frozenset({"value", "token", "password", "client_secret"})
+_REMEMBERED_TOKENS = 32  # fetched tokens kept for redaction
+_HEADER_SAFE = re.compile(r"[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*")
+
+
+@dataclass(frozen=True, slots=True)
+class CredentialParts:
+    """What the chosen credentials add to one request. Query and cookie values are not encoded."""
+
+    headers: tuple[tuple[str, str], ...] = ()
+    query: tuple[tuple[str, str], ...] = ()
+    cookies: tuple[tuple[str, str], ...] = ()
+    schemes: tuple[str, ...] = ()
+    """Names of the security schemes used (empty: anonymous)."""
+    env_names: tuple[str, ...] = ()
+    """Environment variables behind the credentials used, for hints after a 401/403."""
+
+
+@dataclass(slots=True)
+class _Token:
+    value: str
+    expires_at: float
+
+
+@dataclass(slots=True)
+class _TokenSlot:
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+    token: _Token | None = None
+
+
+class Credentials:
+    """Credentials of one API, read from ``environ`` (default ``os.environ``) at construction.
+
+    ``transport`` and ``clock`` exist for tests (token endpoint and token expiry). ``base_url`` is
+    used to resolve a relative OAuth2 token URL.
+    """
+
+    def __init__(
+        self,
+        schemes: Mapping[str, SecurityScheme],
+        environ: Mapping[str, str] | None = None,
+        *,
+        base_url: httpx.URL | str | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        token_timeout: float = DEFAULT_TOKEN_TIMEOUT,
+        expiry_margin: float = DEFAULT_TOKEN_EXPIRY_MARGIN,
+        user_agent: str | None = None,
+    ) -> None:
+        if environ is None:
+            environ = os.environ
+        self._schemes = dict(schemes)
+        self._env: dict[str, str] = {}
+        for scheme in self._schemes.values():
+            for var in scheme.env:
+                raw = environ.get(var.name)
+                if raw is not None:
+                    self._env[var.name] = raw.strip()
+        self._base_url = httpx.URL(base_url) if base_url is not None else None
+        self._transport = transport
+        self._clock = clock
+        self._token_timeout = token_timeout
+        self._margin = expiry_margin
+        self._user_agent = user_agent
+        self._client: httpx.AsyncClient | None = None
+        self._slots: dict[tuple[str, tuple[str, ...]], _TokenSlot] = {}
+        self._secrets: set[str] = set()
+        self._tokens: deque[str] = deque(maxlen=_REMEMBERED_TOKENS)
+        for scheme in self._schemes.values():
+            self._collect_secrets(scheme)
+        self._redact_pattern: re.Pattern[str] | None = None
+        self._rebuild_redaction()
+
+    @classmethod
+    def from_catalogue(
+        cls,
+        catalogue: Catalogue,
+        environ: Mapping[str, str] | None = None,
+        **options: Any,
+    ) -> Credentials:
+        """Credentials for every security scheme of ``catalogue``; ``options`` go to the constructor."""
+        return cls(catalogue.security_schemes, environ, **options)
+
+    # ------------------------------------------------------------------------------ configuration
+
+    def _var(self, scheme: SecurityScheme, role: Role) -> str | None:
+        for var in scheme.env:
+            if var.role == role:
+                return var.name
+        return None
+
+    def _raw(self, scheme: SecurityScheme, role: Role) -> str:
+        name = self._var(scheme, role)
+        return self._env.get(name, "") if name else ""
+
+    def _ways(self, scheme: SecurityScheme) -> list[list[tuple[str, bool]]]:
+        """Ways to configure ``scheme``: each a list of (env var, may be empty)."""
+
+        def need(*roles: Role, empty_ok: tuple[Role, ...] = ()) -> list[list[tuple[str, bool]]]:
+            names = [(self._var(scheme, role), role in empty_ok) for role in roles]
+            if any(name is None for name, _ in names):
+                return []
+            return [[(name, ok) for name, ok in names if name is not None]]
+
+        if not scheme.supported:
+            return []
+        http = (scheme.http_scheme or "").lower()
+        if scheme.type == "apiKey":
+            return need("value") if scheme.location and scheme.param_name else []
+        if scheme.type == "http" and http == "basic":
+            return need("username", "password", empty_ok=("password",))
+        if scheme.type in ("http", "openIdConnect"):
+            return need("token")
+        if scheme.type == "oauth2":
+            return need("token") + (need("client_id", "client_secret") if scheme.token_url else [])
+        return []
+
+    def _is_set(self, name: str, empty_ok: bool) -> bool:
+        return name in self._env if empty_ok else bool(self._env.get(name))
+
+    def missing(self, scheme_name: str) -> str | None:
+        """None when ``scheme_name`` can be used; else what the user must set (names, never values)."""
+        scheme = self._schemes.get(scheme_name)
+        if scheme is None:
+            return f'the security scheme "{scheme_name}", which the catalogue does not define'
+        label = f'{_kind(scheme)} "{scheme_name}"'
+        ways = self._ways(scheme)
+        if not ways:
+            return f"{label}, which mcp-bridge cannot supply (unsupported, or no environment variable for it)"
+        for way in ways:
+            if all(self._is_set(name, ok) for name, ok in way):
+                return None
+        options = [" and ".join(name for name, ok in way if not self._is_set(name, ok)) for way in ways]
+        return f"{' or '.join(options)} ({label})"
+
+    def configured(self, scheme_name: str) -> bool:
+        return self.missing(scheme_name) is None
+
+    # ------------------------------------------------------------------------------------ choice
+
+    async def for_operation(self, security: Sequence[Sequence[SchemeUse]]) -> CredentialParts:
+        """Credentials for an operation's security alternatives.
+
+        Raises:
+            CredentialsError: no alternative is configured and anonymous access is not allowed, or
+                an OAuth2 token could not be obtained.
+        """
+        if not security:
+            return CredentialParts()
+        anonymous = False
+        problems: list[str] = []
+        for alternative in security:
+            if not alternative:
+                anonymous = True
+                continue
+            missing = [m for use in alternative if (m := self.missing(use.scheme)) is not None]
+            if not missing:
+                return await self._parts(alternative)
+            problems.append(" and ".join(missing))
+        if anonymous:
+            return CredentialParts()
+        options = "; or ".join(dict.fromkeys(problems))
+        raise CredentialsError(
+            "This operation needs a credential that is not configured. "
+            f"The user must set {options} in the environment of the MCP server and restart it. "
+            "Retrying will not help until then."
+        )
+
+    async def _parts(self, alternative: Sequence[SchemeUse]) -> CredentialParts:
+        headers: list[tuple[str, str]] = []
+        query: list[tuple[str, str]] = []
+        cookies: list[tuple[str, str]] = []
+        env_names: list[str] = []
+        for use in alternative:
+            scheme = self._schemes[use.scheme]
+            env_names.extend(v.name for v in scheme.env if v.name in self._env)
+            if scheme.type == "apiKey":
+                value = self._header_safe(scheme, "value")
+                assert scheme.param_name is not None
+                if scheme.location == "header":
+                    headers.append((scheme.param_name, value))
+                elif scheme.location == "query":
+                    query.append((scheme.param_name, value))
+                else:
+                    cookies.append((scheme.param_name, value))
+            elif scheme.type == "http" and (scheme.http_scheme or "").lower() == "basic":
+                headers.append(
+                    ("Authorization", "Basic " + _basic(self._raw(scheme, "username"), self._raw(scheme, "password")))
+                )
+            elif scheme.type == "http" and (scheme.http_scheme or "bearer").lower() != "bearer":
+                headers.append(("Authorization", f"{scheme.http_scheme} {self._header_safe(scheme, 'token')}"))
+            elif scheme.type == "oauth2" and not self._raw(scheme, "token"):
+                token = await self._client_credentials_token(use.scheme, scheme, use.scopes)
+                headers.append(("Authorization", f"Bearer {token}"))
+            else:
+                headers.append(("Authorization", f"Bearer {self._header_safe(scheme, 'token')}"))
+        return CredentialParts(
+            headers=tuple(headers),
+            query=tuple(query),
+            cookies=tuple(cookies),
+            schemes=tuple(use.scheme for use in alternative),
+            env_names=tuple(dict.fromkeys(env_names)),
+        )
+
+    def _header_safe(self, scheme: SecurityScheme, role: Role) -> str:
+        value = self._raw(scheme, role)
+        if not _HEADER_SAFE.fullmatch(value):
+            raise CredentialsError(
+                f"The value of {self._var(scheme, role)} contains characters that cannot be sent in an HTTP "
+                "request (line breaks, control or non-ASCII characters). The user must fix it."
+            )
+        return value
+
+    # ------------------------------------------------------------------------------------ oauth2
+
+    async def _client_credentials_token(self, name: str, scheme: SecurityScheme, scopes: Sequence[str]) -> str:
+        key = (name, tuple(sorted(set(scopes))))
+        slot = self._slots.get(key)
+        if slot is None:
+            slot = self._slots[key] = _TokenSlot()
+        async with slot.lock:
+            token = slot.token
+            if token is not None and self._clock() < token.expires_at:
+                return token.value
+            slot.token = await self._fetch_token(name, scheme, key[1])
+            return slot.token.value
+
+    def invalidate(self, parts: CredentialParts) -> None:
+        """Forget cached OAuth2 tokens of the schemes in ``parts`` (after the API answered 401)."""
+        for key, slot in self._slots.items():
+            if key[0] in parts.schemes:
+                slot.token = None
+
+    async def _fetch_token(self, name: str, scheme: SecurityScheme, scopes: tuple[str, ...]) -> _Token:
+        assert scheme.token_url is not None
+        id_var = self._var(scheme, "client_id")
+        secret_var = self._var(scheme, "client_secret")
+        what = f'an OAuth2 access token for "{name}"'
+        url = self._token_url(scheme.token_url, what)
+        form = {"grant_type": "client_credentials"}
+        if scopes:
+            form["scope"] = " ".join(scopes)
+        client_id, secret = self._raw(scheme, "client_id"), self._raw(scheme, "client_secret")
+        headers = {
+            "Authorization": "Basic " + _basic(quote_plus(client_id), quote_plus(secret)),
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Accept": "application/json",
+        }
+        if self._user_agent:
+            headers["User-Agent"] = self._user_agent
+        started = self._clock()
+        try:
+            with anyio.fail_after(self._token_timeout):
+                request = self._http().build_request("POST", url, headers=headers, content=urlencode(form).encode())
+                response = await self._http().send(request, stream=True)
+                try:
+                    body = await _read_limited(response, DEFAULT_TOKEN_RESPONSE_BYTES)
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await response.aclose()
+        except TimeoutError:
+            raise CredentialsError(f"Could not get {what}: the token endpoint did not answer in time.") from None
+        except httpx.HTTPError as exc:
+            raise CredentialsError(
+                f"Could not get {what}: the token endpoint could not be reached ({type(exc).__name__})."
+            ) from None
+        payload = _json_object(body)
+        if response.status_code != 200:
+            code = payload.get("error") if payload else None
+            detail = f" ({self.redact(code)})" if isinstance(code, str) and len(code) < 100 else ""
+            raise CredentialsError(
+                f"Could not get {what}: the token endpoint answered HTTP {response.status_code}{detail}. "
+                f"The user must check {id_var} and {secret_var}."
+            )
+        token = payload.get("access_token") if payload else None
+        if not isinstance(token, str) or not _HEADER_SAFE.fullmatch(token):
+            raise CredentialsError(f"Could not get {what}: the token endpoint's answer has no usable access_token.")
+        expires_in = payload.get("expires_in") if payload else None
+        lifetime = (
+            float(expires_in) if isinstance(expires_in, int | float) and not isinstance(expires_in, bool) else None
+        )
+        if lifetime is None or lifetime <= 0:
+            lifetime = DEFAULT_TOKEN_LIFETIME
+        keep = lifetime - self._margin if lifetime > 2 * self._margin else lifetime / 2
+        self._add_secret(token)
+        logger.debug("Fetched an OAuth2 token for %s, cached for %.0f s", name, keep)
+        return _Token(token, started + keep)
+
+    def _token_url(self, token_url: str, what: str) -> httpx.URL:
+        url = httpx.URL(token_url)
+        if url.is_relative_url:
+            if self._base_url is None:
+                raise CredentialsError(f"Could not get {what}: the token URL is relative and no base URL is known.")
+            url = self._base_url.join(token_url)
+        if url.scheme not in ("http", "https") or not url.host:
+            raise CredentialsError(f"Could not get {what}: the token URL is not an http(s) URL.")
+        return url
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                transport=self._transport,
+                follow_redirects=False,
+                timeout=httpx.Timeout(self._token_timeout),
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    # --------------------------------------------------------------------------------- redaction
+
+    def _collect_secrets(self, scheme: SecurityScheme) -> None:
+        for var in scheme.env:
+            value = self._env.get(var.name)
+            if value and var.role in _SECRET_ROLES:
+                self._secrets.add(value)
+        if scheme.type == "http" and (scheme.http_scheme or "").lower() == "basic":
+            user, password = self._raw(scheme, "username"), self._raw(scheme, "password")
+            if user or password:
+                self._secrets.add(_basic(user, password))
+        if scheme.type == "oauth2":
+            client_id, secret = self._raw(scheme, "client_id"), self._raw(scheme, "client_secret")
+            if secret:
+                self._secrets.add(_basic(quote_plus(client_id), quote_plus(secret)))
+
+    def _add_secret(self, token: str) -> None:
+        if token not in self._tokens:
+            self._tokens.append(token)
+            self._rebuild_redaction()
+
+    def _rebuild_redaction(self) -> None:
+        forms: set[str] = set()
+        for secret in (*self._secrets, *self._tokens):
+            forms.update({secret, quote(secret, safe=""), quote_plus(secret), json.dumps(secret)[1:-1]})
+        forms.discard("")
+        if not forms:
+            self._redact_pattern = None
+            return
+        ordered = sorted(forms, key=len, reverse=True)
+        self._redact_pattern = re.compile("|".join(re.escape(f) for f in ordered))
+
+    def redact(self, text: str) -> str:
+        """``text`` with every configured secret (and its encoded forms) replaced by ``***``."""
+        if self._redact_pattern is None or not text:
+            return text
+        return self._redact_pattern.sub("***", text)
+
+    @property
+    def has_secrets(self) -> bool:
+        return self._redact_pattern is not None
+
+
+def _basic(user: str, password: str) -> str:
+    return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+
+
+def _kind(scheme: SecurityScheme) -> str:
+    if scheme.type == "apiKey":
+        return "API key"
+    if scheme.type == "http":
+        return f"HTTP {scheme.http_scheme or 'auth'}"
+    if scheme.type == "oauth2":
+        return "OAuth2"
+    if scheme.type == "openIdConnect":
+        return "OpenID Connect token"
+    return "mutual TLS"
+
+
+def _join(names: Sequence[str]) -> str:
+    return " and ".join(names)
+
+
+def _json_object(body: bytes) -> dict[str, object] | None:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+async def _read_limited(response: httpx.Response, limit: int) -> bytes:
+    chunks = bytearray()
+    async for chunk in response.aiter_bytes():
+        chunks += chunk
+        if len(chunks) > limit:
+            raise CredentialsError("The token endpoint's answer is too large.")
+    return bytes(chunks)

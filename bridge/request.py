@@ -1,0 +1,595 @@
+"""From validated tool arguments to one HTTP request that only the OpenAPI operation could describe.
+
+:func:`build_request` fills the path template, query, headers, cookies and body from the
+arguments (serialisation rules in :mod:`bridge.styles`), then re-parses the final URL and checks
+that its scheme, host and port are the base URL's and that its path is the base path plus the
+template with only its slots filled. Anything else raises :class:`UnsafeRequestError` and nothing
+is sent. No argument is ever used as a URL, a header name or a cookie name.
+
+Header parameters named in :data:`FORBIDDEN_HEADERS` (or starting with ``X-Forwarded-``) are never
+sent even if a binding declares them: generated tools do not expose them as arguments, so a
+binding that does is skipped silently rather than failing every call.
+
+:func:`resolve_base_url` picks the base URL: ``--base-url``/configuration, else the catalogue's
+first server with its variables taken from configuration and restricted to their ``enum``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import secrets
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import quote, unquote
+
+import httpx
+
+from bridge.binding import BodyBinding, HttpBinding, ParamBinding, ServerSpec
+from bridge.credentials import CredentialParts
+from bridge.errors import BridgeError, InvalidArgumentsError, UnsafeRequestError
+from bridge.styles import (
+    is_dot_segment,
+    primitive_text,
+    query_string,
+    serialize_cookie,
+    serialize_header,
+    serialize_path,
+    serialize_query,
+)
+
+__all__ = [
+    "DEFAULT_ACCEPT",
+    "FORBIDDEN_HEADERS",
+    "ConfigurationError",
+    "PreparedRequest",
+    "build_request",
+    "decode_file",
+    "origin_of",
+    "resolve_base_url",
+]
+
+FORBIDDEN_HEADERS: frozenset[str] = frozenset(
+    {
+        "host",
+        "authorization",
+        "proxy-authorization",
+        "proxy-authenticate",
+        "cookie",
+        "content-length",
+        "content-type",
+        "transfer-encoding",
+        "te",
+        "trailer",
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "upgrade",
+        "expect",
+        "accept",
+        "accept-encoding",
+        "forwarded",
+        "via",
+        "x-real-ip",
+    }
+)
+"""Header parameters never sent from arguments (lower case); ``X-Forwarded-*`` too."""
+
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_SLOT = re.compile(r"\{([^{}/]+)\}")
+_MIME = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_TEMPLATE_SAFE = "/!$&'()*+,;=:@%-._~"
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+DEFAULT_ACCEPT = "application/json, */*;q=0.5"
+
+
+class ConfigurationError(BridgeError, ValueError):
+    """The operator's configuration (base URL, server variables) cannot be used."""
+
+
+# ------------------------------------------------------------------------------------ base URL
+
+
+def origin_of(url: httpx.URL) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` with the default port filled in."""
+    return url.scheme, url.host, url.port or _DEFAULT_PORTS.get(url.scheme, 0)
+
+
+def _check_base(url: httpx.URL, source: str) -> httpx.URL:
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ConfigurationError(f"{source} must be an absolute http:// or https:// URL.")
+    if url.userinfo:
+        raise ConfigurationError(
+            f"{source} must not contain a user name or password; configure credentials through the "
+            "environment variables of the API's security schemes."
+        )
+    if url.query or url.fragment:
+        raise ConfigurationError(f"{source} must not contain a query string or fragment.")
+    return url
+
+
+def resolve_base_url(
+    servers: Sequence[ServerSpec],
+    *,
+    override: str | None,
+    variables: Mapping[str, str],
+    env_var: str | None = None,
+) -> httpx.URL:
+    """The base URL every request of the API goes to.
+
+    ``override`` (``--base-url`` or configuration) wins. Otherwise the first server of the
+    catalogue is used, its ``{variables}`` filled from ``variables`` or their defaults; a value
+    outside a variable's ``enum`` is refused. ``env_var`` names the environment variable that
+    also sets the base URL, for error messages.
+
+    Raises:
+        ConfigurationError: no usable absolute http(s) URL results.
+    """
+    how = "--base-url" + (f" (or {env_var})" if env_var else "")
+    if override:
+        return _check_base(httpx.URL(override), f"The base URL given with {how}")
+    if not servers:
+        raise ConfigurationError(f"The API description lists no server: set the API's base URL with {how}.")
+    server = servers[0]
+    unknown = sorted(set(variables) - set(server.variables))
+    if unknown:
+        known = ", ".join(sorted(server.variables)) or "none"
+        raise ConfigurationError(f"Unknown server variable(s) {', '.join(unknown)}; the server defines: {known}.")
+
+    def fill(match: re.Match[str]) -> str:
+        name = match.group(1)
+        spec = server.variables.get(name)
+        if spec is None:
+            raise ConfigurationError(f"The server URL {server.url!r} uses {{{name}}}, which it does not define.")
+        value = variables.get(name, spec.default)
+        if spec.enum and value not in spec.enum:
+            raise ConfigurationError(
+                f"Server variable {name}={value!r} is not allowed; choose one of: {', '.join(spec.enum)}."
+            )
+        return quote(value, safe=":/.-_~")
+
+    filled = re.sub(r"\{([^{}]+)\}", fill, server.url)
+    url = httpx.URL(filled)
+    if url.is_relative_url or not url.host:
+        raise ConfigurationError(
+            f"The API's server URL {server.url!r} is relative, so the bridge does not know which host to call: "
+            f"set the API's base URL with {how}, e.g. https://api.example.com{url.path if url.path != '/' else ''}."
+        )
+    return _check_base(url, f"The server URL {server.url!r}")
+
+
+# ------------------------------------------------------------------------------------- request
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedRequest:
+    """A checked request, ready to send. ``url`` is absolute and went through the origin/path check."""
+
+    method: str
+    url: httpx.URL
+    headers: tuple[tuple[str, str], ...]
+    content: bytes | None
+    content_type: str | None
+    operation: str
+    """``"GET /pets/{petId}"``: what error messages and logs name (never argument values)."""
+    base_url: httpx.URL
+    path: str
+    """Encoded path (base path + filled template)."""
+    query: tuple[tuple[str, str], ...]
+    """Encoded ``(name, value)`` query pairs."""
+    cookies: tuple[tuple[str, str], ...]
+    """Encoded ``(name, value)`` cookie pairs (sent as one ``Cookie`` header)."""
+    template_segments: tuple[str | None, ...]
+    """Expected path segments: literal text, or None where a slot was filled."""
+
+    def with_credentials(self, parts: CredentialParts) -> PreparedRequest:
+        """This request plus the credentials in ``parts``; credentials replace same-named parameters."""
+        if not (parts.headers or parts.query or parts.cookies):
+            return self
+        cred_headers = {name.lower() for name, _ in parts.headers}
+        headers = [(n, v) for n, v in self.headers if n.lower() not in cred_headers and n.lower() != "cookie"]
+        headers.extend(parts.headers)
+        cred_query = {quote(name, safe="") for name, _ in parts.query}
+        query = [(n, v) for n, v in self.query if n not in cred_query]
+        query.extend((quote(n, safe=""), quote(v, safe="")) for n, v in parts.query)
+        cred_cookies = {name for name, _ in parts.cookies}
+        cookies = [(n, v) for n, v in self.cookies if n not in cred_cookies]
+        for name, value in parts.cookies:
+            _check_token(name, "cookie")
+            cookies.append((name, quote(value, safe="")))
+        if cookies:
+            headers.append(("Cookie", "; ".join(f"{n}={v}" for n, v in cookies)))
+        url = _assemble(self.base_url, self.path, query, self.template_segments, self.operation)
+        return replace(self, url=url, headers=tuple(headers), query=tuple(query), cookies=tuple(cookies))
+
+
+def build_request(
+    binding: HttpBinding,
+    args: Mapping[str, Any],
+    *,
+    base_url: httpx.URL | str,
+    operation: str | None = None,
+) -> PreparedRequest:
+    """The HTTP request ``binding`` describes for ``args`` (already schema-validated).
+
+    Arguments not named by the binding are ignored. Values that cannot be put on the wire safely
+    are refused before anything is sent.
+
+    Raises:
+        InvalidArgumentsError: a value cannot be sent (dot/empty path value, header control
+            characters, bad base64, missing required value).
+        UnsafeRequestError: the built URL would leave the base URL's origin or the operation's path.
+    """
+    for name, value in args.items():
+        if _has_surrogate(value):
+            raise InvalidArgumentsError(
+                f'Argument "{name}" contains invalid Unicode (a lone surrogate), which cannot be sent.'
+            )
+    base = httpx.URL(base_url)
+    method = binding.method.upper()
+    op = operation or f"{method} {binding.path}"
+    if not _TOKEN.fullmatch(method):
+        raise UnsafeRequestError(f"{op}: the HTTP method is not valid.")
+
+    path_params: dict[str, ParamBinding] = {}
+    query: list[tuple[str, str]] = []
+    headers: list[tuple[str, str]] = [("Accept", ", ".join(binding.accept) if binding.accept else DEFAULT_ACCEPT)]
+    cookies: list[tuple[str, str]] = []
+    for param in binding.params:
+        if param.location == "header" and _forbidden_header(param.wire):
+            continue
+        value = args.get(param.arg)
+        if value is None and param.required and param.location != "path":
+            raise InvalidArgumentsError(f'Argument "{param.arg}" is required.')
+        if param.location == "path":
+            path_params[param.wire] = param
+        elif param.location == "query":
+            query.extend(serialize_query(param, value))
+        elif param.location == "header":
+            _check_token(param.wire, "header")
+            text = serialize_header(param, value)
+            if text is not None:
+                headers.append((param.wire, text))
+        else:
+            _check_token(param.wire, "cookie")
+            cookies.extend(serialize_cookie(param, value))
+
+    path, segments = _fill_template(base, binding.path, path_params, args, op)
+
+    content: bytes | None = None
+    content_type: str | None = None
+    if binding.body is not None:
+        body = _build_body(binding.body, args)
+        if body is not None:
+            content, content_type = body
+            headers.append(("Content-Type", content_type))
+    if cookies:
+        headers.append(("Cookie", "; ".join(f"{n}={v}" for n, v in cookies)))
+
+    url = _assemble(base, path, query, segments, op)
+    return PreparedRequest(
+        method=method,
+        url=url,
+        headers=tuple(headers),
+        content=content,
+        content_type=content_type,
+        operation=op,
+        base_url=base,
+        path=path,
+        query=tuple(query),
+        cookies=tuple(cookies),
+        template_segments=segments,
+    )
+
+
+def _has_surrogate(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if depth > 64:
+        return False
+    if isinstance(value, Mapping):
+        return any(_has_surrogate(k, depth + 1) or _has_surrogate(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_has_surrogate(v, depth + 1) for v in value)
+    return False
+
+
+def _forbidden_header(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in FORBIDDEN_HEADERS or lowered.startswith("x-forwarded-")
+
+
+def _check_token(name: str, what: str) -> None:
+    if not _TOKEN.fullmatch(name):
+        raise UnsafeRequestError(f"The {what} name {name!r} declared by the API description is not a valid token.")
+
+
+def _base_path(base: httpx.URL) -> str:
+    return base.raw_path.decode("ascii").split("?", 1)[0].rstrip("/")
+
+
+def _fill_template(
+    base: httpx.URL,
+    template: str,
+    params: Mapping[str, ParamBinding],
+    args: Mapping[str, Any],
+    op: str,
+) -> tuple[str, tuple[str | None, ...]]:
+    if not template.startswith("/"):
+        raise UnsafeRequestError(f"{op}: the path template must start with '/'.")
+    base_path = _base_path(base)
+    segments: list[str | None] = [s for s in base_path.split("/")[1:]]
+    filled: list[str] = []
+    for raw_segment in template.split("/")[1:]:
+        pieces: list[str] = []
+        pos = 0
+        has_slot = False
+        for match in _SLOT.finditer(raw_segment):
+            pieces.append(quote(raw_segment[pos : match.start()], safe=_TEMPLATE_SAFE))
+            param = params.get(match.group(1))
+            if param is None:
+                raise UnsafeRequestError(f"{op}: the path slot {{{match.group(1)}}} has no argument bound to it.")
+            pieces.append(serialize_path(param, args.get(param.arg)))
+            has_slot = True
+            pos = match.end()
+        pieces.append(quote(raw_segment[pos:], safe=_TEMPLATE_SAFE))
+        segment = "".join(pieces)
+        if has_slot and is_dot_segment(segment):
+            names = ", ".join(f'"{p.arg}"' for p in params.values())
+            raise InvalidArgumentsError(
+                f"The path arguments ({names}) would produce an empty, '.' or '..' path segment; pass real values."
+            )
+        filled.append(segment)
+        segments.append(None if has_slot else segment)
+    return base_path + "/" + "/".join(filled), tuple(segments)
+
+
+def _assemble(
+    base: httpx.URL,
+    path: str,
+    query: Sequence[tuple[str, str]],
+    segments: Sequence[str | None],
+    op: str,
+) -> httpx.URL:
+    """Build the absolute URL and prove it still points at the operation (P13)."""
+    qs = query_string(query)
+    target = path + (f"?{qs}" if qs else "")
+    text = f"{base.scheme}://{base.netloc.decode('ascii')}{target}"
+    unsafe = UnsafeRequestError(
+        f"{op}: the request URL built from these arguments would not match the operation's path; nothing was sent."
+    )
+    try:
+        url = httpx.URL(text)
+    except httpx.InvalidURL:
+        raise unsafe from None
+    if origin_of(url) != origin_of(base) or url.userinfo or url.fragment:
+        raise unsafe
+    if url.raw_path != target.encode("ascii"):
+        raise unsafe
+    got = path.split("/")[1:]
+    if len(got) != len(segments):
+        raise unsafe
+    for actual, expected in zip(got, segments, strict=True):
+        if expected is None:
+            if is_dot_segment(actual) or "/" in actual or "?" in actual or "#" in actual:
+                raise unsafe
+        elif actual != expected:
+            raise unsafe
+    return url
+
+
+# ---------------------------------------------------------------------------------------- bodies
+
+
+def _media(media_type: str) -> str:
+    return media_type.split(";", 1)[0].strip().lower()
+
+
+def _is_json(media: str) -> bool:
+    return media in ("application/json", "text/json") or media.endswith("+json")
+
+
+def _is_text(media: str) -> bool:
+    return media.startswith("text/") or media in ("application/xml", "application/yaml") or media.endswith("+xml")
+
+
+def _build_body(body: BodyBinding, args: Mapping[str, Any]) -> tuple[bytes, str] | None:
+    media = _media(body.media_type)
+    if body.arg is not None:
+        value = args.get(body.arg)
+        if value is None:
+            if body.required:
+                raise InvalidArgumentsError(f'Argument "{body.arg}" is required: it is the request body.')
+            return None
+        label = body.arg
+    else:
+        present = {f.wire: args[f.arg] for f in body.fields if args.get(f.arg) is not None}
+        if not present and not body.required:
+            return None
+        value = present
+        label = None
+        if not (_is_json(media) or media in ("application/x-www-form-urlencoded", "multipart/form-data")):
+            raise InvalidArgumentsError(f"A {media} request body cannot be built from separate arguments.")
+
+    names = _ArgNames(body, label)
+    if _is_json(media) or (media in ("*/*", "application/*") and not isinstance(value, str)):
+        data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        return data, body.media_type if "*" not in media else "application/json"
+    if media == "application/x-www-form-urlencoded":
+        fields = _object(value, body.arg or "body")
+        return _form(fields, body, names).encode("ascii"), body.media_type
+    if media == "multipart/form-data":
+        fields = _object(value, body.arg or "body")
+        return _multipart(fields, body, names)
+    arg = body.arg or "body"
+    if _is_text(media) or media in ("*/*", "application/*"):
+        text = value if isinstance(value, str) else _text_scalar(value, arg)
+        content_type = body.media_type if "*" not in media else "text/plain"
+        if media.startswith("text/") or "*" in media:
+            if "charset=" not in content_type.lower():
+                content_type += "; charset=utf-8"
+        return text.encode("utf-8"), content_type
+    if not isinstance(value, str):
+        raise InvalidArgumentsError(f'Argument "{arg}" must be a base64 string or a data: URI.')
+    data, mime, _ = decode_file(value, arg)
+    content_type = body.media_type if "*" not in media else (mime or "application/octet-stream")
+    return data, content_type
+
+
+@dataclass(frozen=True, slots=True)
+class _ArgNames:
+    """How error messages name the argument behind a body property."""
+
+    body: BodyBinding
+    whole: str | None
+
+    def get(self, key: str) -> str:
+        if self.whole is not None:
+            return f"{self.whole}.{key}"
+        for f in self.body.fields:
+            if f.wire == key:
+                return f.arg
+        return key
+
+
+def _object(value: Any, arg: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise InvalidArgumentsError(f'Argument "{arg}" must be an object: the request body is a form.')
+    return value
+
+
+def _text_scalar(value: Any, arg: str) -> str:
+    if isinstance(value, bool | int | float):
+        return primitive_text(value)
+    raise InvalidArgumentsError(f'Argument "{arg}" must be text.')
+
+
+def decode_file(value: str, arg: str) -> tuple[bytes, str | None, str | None]:
+    """``(bytes, mime type, file name)`` from base64 or ``data:<mime>[;name=…];base64,<data>``."""
+    mime: str | None = None
+    filename: str | None = None
+    payload = value
+    if value.startswith("data:"):
+        header, sep, payload = value[5:].partition(",")
+        params = header.split(";")
+        if not sep or "base64" not in (p.strip().lower() for p in params[1:]):
+            raise InvalidArgumentsError(
+                f'Argument "{arg}" must be a base64 data: URI (data:<mime type>;base64,<data>) or plain base64.'
+            )
+        if params[0] and _MIME.fullmatch(params[0].strip()):
+            mime = params[0].strip().lower()
+        elif params[0]:
+            raise InvalidArgumentsError(f'Argument "{arg}" has an invalid media type in its data: URI.')
+        for p in params[1:]:
+            key, _, val = p.partition("=")
+            if key.strip().lower() in ("name", "filename") and val:
+                filename = _safe_filename(unquote(val))
+    compact = "".join(payload.split())
+    try:
+        if "-" in compact or "_" in compact:
+            data = base64.urlsafe_b64decode(compact + "=" * (-len(compact) % 4))
+        else:
+            data = base64.b64decode(compact + "=" * (-len(compact) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidArgumentsError(
+            f'Argument "{arg}" is not valid base64. Pass the file content as base64 or as '
+            "data:<mime type>;base64,<data>."
+        ) from None
+    return data, mime, filename
+
+
+def _safe_filename(name: str) -> str | None:
+    cleaned = re.sub(r"[^A-Za-z0-9._ -]", "_", name).strip(" .")[:200]
+    return cleaned or None
+
+
+def _form_value(key: str, value: Any, body: BodyBinding, arg: str) -> list[tuple[str, str | bytes]]:
+    """Wire ``(name, value)`` pairs for one form property (arrays repeat, objects use brackets)."""
+    if key in body.json_fields:
+        return [(key, json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False))]
+    if key in body.file_fields:
+        items = value if isinstance(value, list | tuple) else [value]
+        return [(key, decode_file(v, arg)[0]) for v in items if isinstance(v, str)]
+    if isinstance(value, Mapping):
+        return [pair for k, v in value.items() if v is not None for pair in _form_value(f"{key}[{k}]", v, body, arg)]
+    if isinstance(value, list | tuple):
+        out: list[tuple[str, str | bytes]] = []
+        for v in value:
+            if isinstance(v, Mapping | list | tuple):
+                out.append((key, json.dumps(v, ensure_ascii=False, separators=(",", ":"))))
+            elif v is not None:
+                out.append((key, primitive_text(v)))
+        return out
+    return [(key, primitive_text(value))]
+
+
+def _form(fields: Mapping[str, Any], body: BodyBinding, names: _ArgNames) -> str:
+    pairs: list[str] = []
+    for key, value in fields.items():
+        if value is None:
+            continue
+        for name, text in _form_value(str(key), value, body, names.get(str(key))):
+            raw = text if isinstance(text, bytes) else text.encode("utf-8")
+            pairs.append(f"{quote(name, safe='[]')}={quote(raw, safe='')}")
+    return "&".join(pairs)
+
+
+def _multipart(fields: Mapping[str, Any], body: BodyBinding, names: _ArgNames) -> tuple[bytes, str]:
+    parts: list[tuple[bytes, bytes]] = []  # (part headers, part content)
+    for key, value in fields.items():
+        if value is None:
+            continue
+        key = str(key)
+        arg = names.get(key)
+        if key in body.file_fields:
+            items = value if isinstance(value, list | tuple) else [value]
+            for item in items:
+                if not isinstance(item, str):
+                    raise InvalidArgumentsError(f'Argument "{arg}" must be base64 or a data: URI.')
+                data, mime, filename = decode_file(item, arg)
+                parts.append(_part(key, data, mime or "application/octet-stream", filename or key))
+        elif key in body.json_fields or isinstance(value, Mapping):
+            text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            parts.append(_part(key, text.encode("utf-8"), "application/json", None))
+        elif isinstance(value, list | tuple):
+            for item in value:
+                if isinstance(item, Mapping | list | tuple):
+                    text = json.dumps(item, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+                    parts.append(_part(key, text.encode("utf-8"), "application/json", None))
+                elif item is not None:
+                    parts.append(_part(key, primitive_text(item).encode("utf-8"), None, None))
+        else:
+            parts.append(_part(key, primitive_text(value).encode("utf-8"), None, None))
+    boundary = _boundary(content for _, content in parts)
+    out = bytearray()
+    for head, content in parts:
+        out += b"--" + boundary + b"\r\n" + head + b"\r\n" + content + b"\r\n"
+    out += b"--" + boundary + b"--\r\n"
+    return bytes(out), f"multipart/form-data; boundary={boundary.decode('ascii')}"
+
+
+def _quoted(text: str) -> str:
+    """A quoted-string for Content-Disposition (WHATWG: escape ``"``, CR and LF)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A") + '"'
+
+
+def _part(name: str, content: bytes, mime: str | None, filename: str | None) -> tuple[bytes, bytes]:
+    disposition = f"form-data; name={_quoted(name)}"
+    if filename is not None:
+        disposition += f"; filename={_quoted(filename)}"
+    head = f"Content-Disposition: {disposition}\r\n"
+    if mime is not None:
+        head += f"Content-Type: {mime}\r\n"
+    return head.encode("utf-8"), content
+
+
+def _boundary(contents: Iterable[bytes]) -> bytes:
+    blobs = list(contents)
+    while True:
+        candidate = b"mcp-bridge-" + secrets.token_hex(16).encode("ascii")
+        if not any(candidate in blob for blob in blobs):
+            return candidate

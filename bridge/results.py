@@ -1,0 +1,334 @@
+"""From an upstream response to what the model sees.
+
+Success (below 400):
+
+============================== ===========================================================
+response                       tool result
+============================== ===========================================================
+empty body, 204, 205, 304      text ``Done: 204 No Content``
+JSON (``application/json``,    text (compact JSON) + ``structuredContent``: the object, or
+``*+json``, untyped JSON)      ``{"result": body}`` when ``binding.wrap_output``; a non-object
+                               body without wrapping is text only
+``image/*`` (not SVG)          ``ImageContent`` (base64)
+``audio/*``                    ``AudioContent`` (base64)
+``text/*``, XML, SVG, YAML     text (charset from Content-Type, UTF-8 by default)
+anything else                  ``EmbeddedResource`` with ``BlobResourceContents``,
+                               uri ``mcp-bridge://response/<tool>``
+============================== ===========================================================
+
+4xx/5xx raise :class:`UpstreamStatusError`: ``"<METHOD> <path> failed: HTTP 404 Not Found"``,
+an excerpt of the body (about 2 KB, secrets redacted) and a hint the model can act on.
+Every text the model sees goes through ``redact``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import mcp_types
+from jsonschema import validators as jsonschema_validators
+
+from bridge.binding import HttpBinding
+from bridge.errors import UpstreamStatusError
+from bridge.upstream import UpstreamResponse
+
+__all__ = [
+    "ERROR_EXCERPT_CHARS",
+    "OutputCheck",
+    "response_to_result",
+    "status_error",
+]
+
+ERROR_EXCERPT_CHARS = 2000
+"""Characters of an error body shown to the model."""
+
+_TEXT_TYPES = ("application/xml", "application/yaml", "application/x-yaml", "application/javascript", "image/svg+xml")
+_TOP_FIELD_KEYS = ("field", "param", "parameter", "property")
+_FIELD_KEYS = ("field", "param", "parameter", "property", "path", "pointer", "loc", "name", "location")
+
+Redactor = Callable[[str], str]
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+def _media(content_type: str) -> str:
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def _charset(content_type: str) -> str:
+    match = re.search(r"charset=\"?([A-Za-z0-9._-]+)", content_type, re.IGNORECASE)
+    return match.group(1) if match else "utf-8"
+
+
+def _decode_text(content: bytes, content_type: str) -> str:
+    try:
+        return content.decode(_charset(content_type), errors="replace")
+    except LookupError:
+        return content.decode("utf-8", errors="replace")
+
+
+def _is_json(media: str) -> bool:
+    return media in ("application/json", "text/json") or media.endswith("+json")
+
+
+def _is_text(media: str) -> bool:
+    return media.startswith("text/") or media in _TEXT_TYPES or media.endswith(("+xml", "+yaml"))
+
+
+def _text(text: str) -> mcp_types.TextContent:
+    return mcp_types.TextContent(type="text", text=text)
+
+
+def _redact_json(value: Any, redact: Redactor) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_redact_json(v, redact) for v in value]
+    if isinstance(value, dict):
+        return {redact(str(k)): _redact_json(v, redact) for k, v in value.items()}
+    return value
+
+
+class OutputCheck:
+    """Checks structured content against a tool's output schema (compiled once)."""
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        cls = jsonschema_validators.validator_for(schema, default=jsonschema_validators.Draft202012Validator)
+        self._validator = cls(schema)
+
+    def problem(self, value: Any) -> str | None:
+        error = next(iter(self._validator.iter_errors(value)), None)
+        if error is None:
+            return None
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        return f"{where}: {error.message[:200]}"
+
+
+def response_to_result(
+    response: UpstreamResponse,
+    *,
+    binding: HttpBinding,
+    tool_name: str,
+    redact: Redactor = _identity,
+    output_check: OutputCheck | None = None,
+) -> mcp_types.CallToolResult:
+    """The tool result for a response below 400 (call :func:`status_error` for 4xx/5xx)."""
+    content_type = response.content_type
+    media = _media(content_type)
+    body = response.content
+    if not body or response.status in (204, 205, 304):
+        suffix = "" if response.status in (204, 205, 304) else " (empty body)"
+        return mcp_types.CallToolResult(content=[_text(f"Done: {response.status} {response.reason}{suffix}")])
+
+    if _is_json(media) or (not media and body.lstrip()[:1] in (b"{", b"[")):
+        try:
+            data = json.loads(body)
+        except ValueError:
+            data = _NOT_JSON
+        if data is not _NOT_JSON:
+            return _json_result(data, binding=binding, redact=redact, output_check=output_check)
+
+    if media.startswith("image/") and media != "image/svg+xml":
+        data64 = base64.b64encode(body).decode("ascii")
+        return mcp_types.CallToolResult(content=[mcp_types.ImageContent(type="image", data=data64, mime_type=media)])
+    if media.startswith("audio/"):
+        data64 = base64.b64encode(body).decode("ascii")
+        return mcp_types.CallToolResult(content=[mcp_types.AudioContent(type="audio", data=data64, mime_type=media)])
+    if _is_text(media) or _is_json(media) or (not media and _looks_textual(body)):
+        return mcp_types.CallToolResult(content=[_text(redact(_decode_text(body, content_type)))])
+    resource = mcp_types.BlobResourceContents(
+        uri=f"mcp-bridge://response/{tool_name}",
+        mime_type=media or "application/octet-stream",
+        blob=base64.b64encode(body).decode("ascii"),
+    )
+    return mcp_types.CallToolResult(content=[mcp_types.EmbeddedResource(type="resource", resource=resource)])
+
+
+_NOT_JSON = object()
+
+
+def _looks_textual(body: bytes) -> bool:
+    if b"\x00" in body[:4096]:
+        return False
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _json_result(
+    data: Any,
+    *,
+    binding: HttpBinding,
+    redact: Redactor,
+    output_check: OutputCheck | None,
+) -> mcp_types.CallToolResult:
+    data = _redact_json(data, redact)
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    structured: dict[str, Any] | None
+    if binding.wrap_output:
+        structured = {"result": data}
+    elif isinstance(data, dict):
+        structured = data
+    else:
+        structured = None
+    if structured is not None and output_check is not None:
+        problem = output_check.problem(structured)
+        if problem is not None:
+            return mcp_types.CallToolResult(
+                content=[
+                    _text(text),
+                    _text(
+                        "The API's answer (above) does not match the tool's documented output schema "
+                        f"({problem}), so it is returned as text only."
+                    ),
+                ],
+                is_error=True,
+            )
+    return mcp_types.CallToolResult(content=[_text(text)], structured_content=structured)
+
+
+# ------------------------------------------------------------------------------------- errors
+
+
+def status_error(
+    response: UpstreamResponse,
+    *,
+    binding: HttpBinding,
+    redact: Redactor = _identity,
+    credential_env: Sequence[str] = (),
+    operation: str | None = None,
+) -> UpstreamStatusError:
+    """The tool error for a 4xx/5xx response: status, a redacted body excerpt and a hint."""
+    op = operation or response.operation or f"{binding.method.upper()} {binding.path}"
+    status = response.status
+    lines = [f"{op} failed: HTTP {status} {response.reason}".rstrip()]
+    excerpt, data = _excerpt(response, redact)
+    if excerpt:
+        lines.append(f"The API said: {excerpt}")
+    hint = _hint(status, response, binding, data, credential_env, redact)
+    if hint:
+        lines.append(hint)
+    return UpstreamStatusError("\n".join(lines), status=status)
+
+
+def _excerpt(response: UpstreamResponse, redact: Redactor) -> tuple[str, Any]:
+    if not response.content:
+        return "", None
+    media = _media(response.content_type)
+    text = _decode_text(response.content, response.content_type)
+    data: Any = None
+    if not response.truncated and (_is_json(media) or text.lstrip()[:1] in ("{", "[")):
+        try:
+            data = json.loads(text)
+            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        except ValueError:
+            data = None
+    elif not (_is_json(media) or _is_text(media) or _looks_textual(response.content)):
+        return f"({len(response.content)} bytes of {media or 'binary data'})", None
+    text = redact(" ".join(text.split()))
+    if len(text) > ERROR_EXCERPT_CHARS or response.truncated:
+        text = text[:ERROR_EXCERPT_CHARS].rstrip() + " … (truncated)"
+    return text, data
+
+
+def _hint(
+    status: int,
+    response: UpstreamResponse,
+    binding: HttpBinding,
+    data: Any,
+    credential_env: Sequence[str],
+    redact: Redactor,
+) -> str:
+    if status in (400, 422):
+        fields = sorted(set(_rejected_fields(data)))[:5]
+        if fields:
+            named = ", ".join(f'"{redact(f)}"' for f in fields)
+            return f"The API rejected the value of {named}. Fix that argument and call the tool again."
+        return "The API rejected the arguments. Check them against the message above and call the tool again."
+    if status in (401, 403):
+        if credential_env:
+            names = ", ".join(credential_env)
+            return (
+                f"The API did not accept the configured credentials (HTTP {status}). The user must check the "
+                f"credential configured in {names} (and its permissions); retrying will not help."
+            )
+        return (
+            f"The API refused the request without credentials (HTTP {status}). The user may need to configure "
+            "one of the API's credentials; retrying will not help."
+        )
+    if status == 404:
+        path_args = [p.arg for p in binding.params if p.location == "path"]
+        if path_args:
+            return "Nothing was found. Check the ids and path arguments (" + ", ".join(path_args) + ")."
+        return "Nothing was found at this path. Check the arguments."
+    if status == 409:
+        return "The request conflicts with the resource's current state. Fetch the current state, then retry."
+    if status == 413:
+        return "The request is too large for the API. Send less data."
+    if status == 429:
+        wait = _retry_after(response.headers.get("retry-after"))
+        if wait is not None:
+            return f"The API is rate limiting: retry after {wait} s."
+        return "The API is rate limiting: wait before retrying."
+    if status >= 500:
+        wait = _retry_after(response.headers.get("retry-after"))
+        later = f"after {wait} s" if wait is not None else "later"
+        return f"The API failed (HTTP {status}); this is not caused by the arguments. Retrying {later} may help."
+    return ""
+
+
+def _retry_after(value: str | None) -> int | None:
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return int(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0, round((when - datetime.now(UTC)).total_seconds()))
+
+
+def _rejected_fields(data: Any, depth: int = 0) -> list[str]:
+    """Field names an error body points at, in the common shapes (RFC 9457, FastAPI, JSON:API…)."""
+    if depth > 4 or data is None:
+        return []
+    found: list[str] = []
+    if isinstance(data, list):
+        for item in data[:20]:
+            found.extend(_rejected_fields(item, depth + 1))
+        return found
+    if not isinstance(data, dict):
+        return []
+    for key in _FIELD_KEYS if depth > 0 else _TOP_FIELD_KEYS:
+        value = data.get(key)
+        if key == "loc" and isinstance(value, list):
+            parts = [str(p) for p in value if p not in ("body", "query", "path", "header", "cookie")]
+            if parts:
+                found.append(".".join(parts))
+        elif key in ("pointer", "path") and isinstance(value, str) and value.startswith("/"):
+            found.append(value.lstrip("/").replace("/", "."))
+        elif key != "name" and isinstance(value, str) and value and len(value) <= 100:
+            found.append(value)
+    source = data.get("source")
+    if isinstance(source, dict):
+        found.extend(_rejected_fields(source, depth + 1))
+    for key in ("errors", "detail", "invalid_params", "invalid-params", "fields", "error", "details"):
+        if key in data and isinstance(data[key], list | dict):
+            found.extend(_rejected_fields(data[key], depth + 1))
+    if depth > 0 and not found and isinstance(data.get("name"), str):
+        found.append(data["name"])
+    return found

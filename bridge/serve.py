@@ -1,0 +1,138 @@
+"""``mcp-bridge serve``: a package folder or a spec file, served over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import anyio
+from mcp.server.lowlevel import Server
+
+from bridge.binding import Catalogue
+from bridge.errors import BridgeError
+from bridge.http_tools import HttpRuntime, HttpSettings, tools_from_catalogue
+from bridge.package import apply_hooks, load_catalogue
+from bridge.server import build_server
+from bridge.tools import ToolRegistry
+from bridge.transports import http_app, run_http, run_stdio
+
+logger = logging.getLogger("bridge")
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    transport: str = "stdio"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    stateless: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    base_url: str | None = None
+    server_variables: dict[str, str] = field(default_factory=dict)
+    timeout: float | None = None
+    validate_responses: bool = False
+
+
+def load_target(target: str) -> tuple[Catalogue, Path | None]:
+    """A package folder gives its catalogue; a spec file is generated in memory."""
+    path = Path(target)
+    if path.is_dir():
+        return load_catalogue(path), path
+    from generator.generate import build_catalogue
+    from generator.options import GenerateOptions
+
+    catalogue, issues = build_catalogue(target, GenerateOptions())
+    for issue in issues:
+        logger.warning("%s", issue)
+    return catalogue, None
+
+
+def env_settings(catalogue: Catalogue, environ: Mapping[str, str]) -> tuple[str | None, dict[str, str]]:
+    """Base URL and server variables from ``<PREFIX>_BASE_URL`` and ``<PREFIX>_SERVER_<VAR>``."""
+    prefix = f"{catalogue.env_prefix}_SERVER_"
+    variables = {}
+    for server in catalogue.servers:
+        for name in server.variables:
+            value = environ.get(prefix + name.upper())
+            if value is not None:
+                variables[name] = value
+    return environ.get(f"{catalogue.env_prefix}_BASE_URL"), variables
+
+
+def build_runtime(
+    catalogue: Catalogue,
+    options: ServeOptions,
+    *,
+    environ: Mapping[str, str] | None = None,
+    settings: HttpSettings | None = None,
+    transport: object = None,
+) -> HttpRuntime:
+    environ = os.environ if environ is None else environ
+    env_base, env_vars = env_settings(catalogue, environ)
+    settings = settings or HttpSettings()
+    if options.timeout is not None:
+        settings = replace(settings, deadline=options.timeout)
+    return HttpRuntime.create(
+        catalogue,
+        base_url=options.base_url or env_base,
+        server_variables={**env_vars, **options.server_variables},
+        environ=environ,
+        settings=settings,
+        transport=transport,  # type: ignore[arg-type]
+        base_url_env_var=f"{catalogue.env_prefix}_BASE_URL",
+    )
+
+
+def build_registry(catalogue: Catalogue, runtime: HttpRuntime, package_dir: Path | None) -> ToolRegistry:
+    registry = ToolRegistry(tools_from_catalogue(catalogue, runtime))
+    if package_dir is not None:
+        apply_hooks(package_dir, registry, runtime)
+    return registry
+
+
+def build_bridge_server(catalogue: Catalogue, registry: ToolRegistry) -> Server:
+    from bridge.render_version import bridge_version
+
+    return build_server(
+        registry,
+        name=catalogue.name,
+        version=bridge_version(),
+        instructions=f"Tools for the {catalogue.title} API (version {catalogue.api_version}).",
+    )
+
+
+def serve_target(target: str, options: ServeOptions) -> int:
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    try:
+        catalogue, package_dir = load_target(target)
+        runtime = build_runtime(catalogue, options)
+        registry = build_registry(catalogue, runtime, package_dir)
+    except BridgeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # a bad spec or hooks file: one line, not a traceback
+        from generator.issues import GenerationError
+        from generator.load import SpecError
+
+        if isinstance(exc, SpecError | GenerationError):
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        raise
+    server = build_bridge_server(catalogue, registry)
+    if options.transport == "http":
+        app = http_app(
+            server,
+            host=options.host,
+            stateless=options.stateless,
+            allowed_hosts=options.allowed_hosts,
+            allowed_origins=options.allowed_origins,
+        )
+        run_http(app, host=options.host, port=options.port)
+    else:
+        anyio.run(run_stdio, server)
+    return 0

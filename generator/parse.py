@@ -1,0 +1,992 @@
+"""OpenAPI 3.0/3.1 document (already loaded and bundled) → ``generator.ir.Api``.
+
+One tool per operation. Problems with one operation never stop the others: the operation is
+skipped and a WARNING names it and the reason (ERROR with ``options.strict``). Operations left
+out on purpose (filters, ``x-mcp: {exclude: true}``) go to ``Api.excluded``.
+
+Every declared parameter becomes an argument, except the ones OpenAPI itself says to ignore
+(``Accept``, ``Content-Type`` and ``Authorization`` headers) and the credential parameter of an
+apiKey scheme the operation uses (the runtime fills that one in from the environment).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from bridge.binding import (
+    BodyBinding,
+    BodyField,
+    EnvVar,
+    HttpBinding,
+    JsonSchema,
+    ParamBinding,
+    ParamLocation,
+    SchemeUse,
+    SecurityScheme,
+    ServerSpec,
+    ServerVariable,
+    ToolAnnotationsSpec,
+)
+from generator import naming
+from generator import pointer as jsonpointer
+from generator.ir import Api, Body, Operation, Param, Response
+from generator.issues import Issue, Level
+from generator.options import MAX_NAME_LENGTH_LIMIT, GenerateOptions
+from generator.schemas import REQUEST, RESPONSE, Converted, Schema, SchemaConverter, SchemaError, is_file_schema
+
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+PARAM_LOCATIONS: tuple[ParamLocation, ...] = ("path", "query", "header", "cookie")
+# OpenAPI: header parameters with these names "SHALL be ignored" (the media type and auth
+# machinery set them).
+IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
+MIN_NAME_LENGTH = 16  # room for a readable prefix plus "_" and the 8-digit hash
+TRUNCATION_MARKER = " … (truncated)"
+DEPRECATED_PREFIX = "[Deprecated] "
+FILE_DESCRIPTION = "File content: base64 or data: URI."
+_MAX_REF_HOPS = 32
+
+# (readOnlyHint, destructiveHint, idempotentHint) per method; openWorldHint is always true.
+ANNOTATIONS_BY_METHOD: dict[str, tuple[bool, bool, bool]] = {
+    "GET": (True, False, True),
+    "HEAD": (True, False, True),
+    "OPTIONS": (True, False, True),
+    "TRACE": (True, False, True),
+    "POST": (False, False, False),
+    "PUT": (False, True, True),
+    "PATCH": (False, True, False),
+    "DELETE": (False, True, True),
+}
+ANNOTATION_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+_PATH_VARIABLE = re.compile(r"{([^{}]+)}")
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+class _Skip(Exception):
+    """This operation cannot become a tool; the message says why."""
+
+
+@dataclass(slots=True)
+class _Context:
+    document: Mapping[str, Any]
+    options: GenerateOptions
+    source_name: str
+    converter: SchemaConverter
+    schemes: dict[str, SecurityScheme]
+    level: Level
+    issues: list[Issue] = field(default_factory=list)
+    undeclared_schemes: set[str] = field(default_factory=set)
+
+    def warn(self, where: str, detail: str) -> None:
+        self.issues.append(Issue(self.level, where, detail))
+
+
+@dataclass(frozen=True, slots=True)
+class _RawOperation:
+    """An operation as found in the document, before conversion."""
+
+    method: str  # upper case
+    path: str
+    op: Mapping[str, Any]
+    path_params: Sequence[Any]
+    overrides: Mapping[str, Any]
+
+    @property
+    def label(self) -> str:
+        return f"{self.method} {self.path}"
+
+    @property
+    def operation_id(self) -> str | None:
+        value = self.op.get("operationId")
+        return value if isinstance(value, str) and value else None
+
+
+@dataclass(slots=True)
+class _Inputs:
+    """The input schema under construction."""
+
+    names: naming.ArgNames = field(default_factory=naming.ArgNames)
+    properties: dict[str, Schema] = field(default_factory=dict)
+    required: list[str] = field(default_factory=list)
+    needs: set[str] = field(default_factory=set)
+
+
+# Entry point ----------------------------------------------------------------------------------
+
+
+def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name: str) -> Api:
+    """Build the intermediate model of ``document``; issues are collected in ``Api.issues``."""
+    info_node = document.get("info")
+    info: dict[str, Any] = info_node if isinstance(info_node, dict) else {}
+    name = options.name or package_name(str(info.get("title") or ""))
+    env_prefix = env_prefix_for(name)
+    level = Level.ERROR if options.strict else Level.WARNING
+    ctx = _Context(document, options, source_name, SchemaConverter(document), {}, level)
+    ctx.schemes = _security_schemes(ctx, env_prefix)
+    max_length = _max_name_length(ctx)
+
+    raws = list(_iter_operations(ctx))
+    annotations = {raw.label: _annotations(ctx, raw) for raw in raws}
+    excluded = [raw.label for raw in raws if _is_excluded(raw, annotations[raw.label], options)]
+    excluded_set = set(excluded)
+    names = _tool_names(ctx, raws, excluded_set, max_length)
+
+    operations: list[Operation] = []
+    for raw in raws:
+        if raw.label in excluded_set:
+            continue
+        try:
+            operations.append(_build_operation(ctx, raw, names[raw.label], annotations[raw.label]))
+        except _Skip as skip:
+            ctx.warn(raw.label, f"skipped: {skip}")
+    return Api(
+        name=name,
+        title=str(info.get("title") or name),
+        version=str(info.get("version") or ""),
+        description=_text(info.get("description")),
+        env_prefix=env_prefix,
+        servers=_servers(ctx),
+        security_schemes=_used_schemes(ctx.schemes, operations),
+        operations=tuple(operations),
+        issues=tuple(ctx.issues),
+        excluded=tuple(excluded),
+    )
+
+
+def package_name(title: str) -> str:
+    """``Swagger Petstore`` → ``swagger_petstore``; a valid Python package name."""
+    slug = _NON_ALNUM.sub("_", title.lower()).strip("_") or "api"
+    return f"api_{slug}" if slug[0].isdigit() else slug
+
+
+def env_prefix_for(name: str) -> str:
+    return _NON_ALNUM.sub("_", name.lower()).strip("_").upper() or "API"
+
+
+def _max_name_length(ctx: _Context) -> int:
+    wanted = ctx.options.max_name_length
+    if MIN_NAME_LENGTH <= wanted <= MAX_NAME_LENGTH_LIMIT:
+        return wanted
+    detail = f"max_name_length {wanted} is outside {MIN_NAME_LENGTH}-{MAX_NAME_LENGTH_LIMIT}"
+    ctx.issues.append(Issue(Level.ERROR, "options", detail))
+    return min(max(wanted, MIN_NAME_LENGTH), MAX_NAME_LENGTH_LIMIT)
+
+
+# Operations, filters, names -------------------------------------------------------------------
+
+
+def _iter_operations(ctx: _Context) -> Iterator[_RawOperation]:
+    paths = ctx.document.get("paths")
+    if not isinstance(paths, dict):
+        return
+    seen: set[str] = set()
+    for path, item_node in paths.items():
+        try:
+            item = _deref(ctx.document, item_node, "path item")
+        except _Skip as skip:
+            ctx.warn(f"{ctx.source_name}: {jsonpointer.join('paths', path)}", f"skipped: {skip}")
+            continue
+        if not isinstance(item, dict):
+            continue
+        path_params = item.get("parameters")
+        path_params = path_params if isinstance(path_params, list) else []
+        for key, op in item.items():
+            method = str(key).upper()
+            if str(key).lower() not in HTTP_METHODS:
+                continue
+            label = f"{method} {path}"
+            if not isinstance(op, dict) or label in seen:
+                problem = "declared twice" if label in seen else "not an object"
+                ctx.warn(label, f"skipped: the operation is {problem}")
+                continue
+            seen.add(label)
+            yield _RawOperation(method, str(path), op, path_params, _overrides(ctx.options, op, method, str(path)))
+
+
+def _overrides(options: GenerateOptions, op: Mapping[str, Any], method: str, path: str) -> Mapping[str, Any]:
+    """Overrides keyed by ``METHOD /path`` (method in any case), then by operationId (wins)."""
+    merged: dict[str, Any] = {}
+    label = f"{method} {path}"
+    for key, value in options.overrides.items():
+        verb, _, rest = key.partition(" ")
+        if rest and f"{verb.upper()} {rest}" == label and isinstance(value, dict):
+            merged.update(value)
+    operation_id = op.get("operationId")
+    by_id = options.overrides.get(operation_id) if isinstance(operation_id, str) else None
+    if isinstance(by_id, dict):
+        merged.update(by_id)
+    return merged
+
+
+def _is_excluded(raw: _RawOperation, annotations: ToolAnnotationsSpec, options: GenerateOptions) -> bool:
+    x_mcp = raw.op.get("x-mcp")
+    if isinstance(x_mcp, dict) and x_mcp.get("exclude") is True:
+        return True
+    if raw.overrides.get("exclude") is True:
+        return True
+    tags = _tags(raw.op)
+    if options.include_tags and not any(tag in options.include_tags for tag in tags):
+        return True
+    if any(tag in options.exclude_tags for tag in tags):
+        return True
+    keys = [raw.label] + ([raw.operation_id] if raw.operation_id else [])
+    if options.include_operations and not _matches(keys, options.include_operations):
+        return True
+    if _matches(keys, options.exclude_operations):
+        return True
+    return options.read_only and not annotations.readOnlyHint
+
+
+def _matches(keys: Sequence[str], globs: Sequence[str]) -> bool:
+    # fnmatchcase: the result must not depend on the platform's case rules.
+    return any(fnmatch.fnmatchcase(key, glob) for key in keys for glob in globs)
+
+
+def _tool_names(ctx: _Context, raws: Sequence[_RawOperation], excluded: set[str], max_length: int) -> dict[str, str]:
+    """Names for every operation, excluded ones too, so filters never rename other tools."""
+    requests = []
+    for raw in raws:
+        explicit = raw.overrides.get("name", raw.op.get("x-mcp-name"))
+        requests.append(
+            naming.NameRequest(
+                label=raw.label,
+                method=raw.method,
+                path=raw.path,
+                operation_id=raw.operation_id,
+                explicit=str(explicit) if explicit is not None else None,
+                report=raw.label not in excluded,
+            )
+        )
+    names, issues = naming.assign_tool_names(requests, max_length)
+    ctx.issues.extend(issues)
+    return names
+
+
+def _annotations(ctx: _Context, raw: _RawOperation) -> ToolAnnotationsSpec:
+    read_only, destructive, idempotent = ANNOTATIONS_BY_METHOD.get(raw.method, (False, True, False))
+    values: dict[str, bool] = {
+        "readOnlyHint": read_only,
+        "destructiveHint": destructive,
+        "idempotentHint": idempotent,
+        "openWorldHint": True,
+    }
+    for source, extra in (
+        ("x-mcp-annotations", raw.op.get("x-mcp-annotations")),
+        ("overrides", raw.overrides.get("annotations")),
+    ):
+        if extra is None:
+            continue
+        if not isinstance(extra, dict):
+            ctx.warn(raw.label, f"{source} must be a mapping; ignored")
+            continue
+        for key, value in extra.items():
+            if key in ANNOTATION_KEYS and isinstance(value, bool):
+                values[key] = value
+            else:
+                ctx.warn(raw.label, f"{source}: {key!r} must be one of {', '.join(ANNOTATION_KEYS)} with a boolean")
+    return ToolAnnotationsSpec(**values)
+
+
+# One operation ---------------------------------------------------------------------------------
+
+
+def _build_operation(ctx: _Context, raw: _RawOperation, tool_name: str, annotations: ToolAnnotationsSpec) -> Operation:
+    try:
+        return _convert_operation(ctx, raw, tool_name, annotations)
+    except SchemaError as exc:
+        raise _Skip(str(exc)) from exc
+    except RecursionError as exc:
+        raise _Skip("a schema is nested too deeply to convert") from exc
+
+
+def _convert_operation(
+    ctx: _Context, raw: _RawOperation, tool_name: str, annotations: ToolAnnotationsSpec
+) -> Operation:
+    security = _requirements(ctx, raw)
+    inputs = _Inputs()
+    params = _params(ctx, raw, security, inputs)
+    body, body_binding = _body(ctx, raw, inputs)
+    input_schema: JsonSchema = {
+        "type": "object",
+        "properties": inputs.properties,
+        "required": inputs.required,
+        "additionalProperties": False,
+    }
+    input_schema = ctx.converter.with_defs(input_schema, inputs.needs, REQUEST)
+    responses, output_schema, wrap, accept = _responses(ctx, raw)
+    summary = _text(raw.op.get("summary"))
+    description = _text(raw.op.get("description"))
+    deprecated = raw.op.get("deprecated") is True
+    binding = HttpBinding(
+        method=raw.method,
+        path=raw.path,
+        params=tuple(_param_binding(p) for p in params),
+        body=body_binding,
+        security=security,
+        wrap_output=wrap,
+        accept=accept,
+    )
+    return Operation(
+        tool_name=tool_name,
+        operation_id=raw.operation_id,
+        method=raw.method,
+        path=raw.path,
+        summary=summary,
+        description=description,
+        tags=_tags(raw.op),
+        deprecated=deprecated,
+        params=params,
+        body=body,
+        responses=responses,
+        title=summary,
+        tool_description=tool_description(summary, description, deprecated, ctx.options.description_limit, raw.label),
+        input_schema=input_schema,
+        output_schema=output_schema,
+        annotations=annotations,
+        binding=binding,
+        extensions={key: value for key, value in raw.op.items() if str(key).startswith("x-")},
+    )
+
+
+def tool_description(summary: str | None, description: str | None, deprecated: bool, limit: int, label: str) -> str:
+    """Summary, blank line, description; ``[Deprecated]`` first; cut at a word near ``limit``."""
+    parts = [part for part in (summary, description) if part]
+    if len(parts) == 2 and parts[0] == parts[1]:
+        parts = parts[:1]
+    text = "\n\n".join(parts) or label
+    if deprecated:
+        text = DEPRECATED_PREFIX + text
+    return truncate(text, limit)
+
+
+def truncate(text: str, limit: int) -> str:
+    """Cut ``text`` to at most ``limit`` characters at a word boundary, ending with a marker."""
+    if len(text) <= limit:
+        return text
+    room = max(limit - len(TRUNCATION_MARKER), 0)
+    cut = text[:room]
+    if room < len(text) and not text[room].isspace():
+        head, space, _ = cut.rpartition(" ")
+        # Keep the hard cut when the only space is far back (a long URL or code line).
+        if space and len(head) >= room // 2:
+            cut = head
+    return cut.rstrip() + TRUNCATION_MARKER
+
+
+# Parameters -------------------------------------------------------------------------------------
+
+
+def _params(
+    ctx: _Context, raw: _RawOperation, security: tuple[tuple[SchemeUse, ...], ...], inputs: _Inputs
+) -> tuple[Param, ...]:
+    declared = _merged_params(ctx, raw)
+    credentials = _credential_params(ctx, security)
+    kept = [p for p in declared if not _is_implicit(p, credentials)]
+    _check_path_variables(raw.path, kept)
+    params: list[Param] = []
+    for location in PARAM_LOCATIONS:  # priority order: path keeps a contested name
+        for node in kept:
+            if node["in"] == location:
+                params.append(_param(ctx, node, inputs))
+    return tuple(params)
+
+
+def _merged_params(ctx: _Context, raw: _RawOperation) -> list[dict[str, Any]]:
+    """Path-level parameters, replaced or extended by operation-level ones, keyed by (name, in)."""
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    op_params = raw.op.get("parameters", [])
+    if not isinstance(op_params, list):
+        raise _Skip("parameters must be a list")
+    for node in [*raw.path_params, *op_params]:
+        param = _deref(ctx.document, node, "parameter")
+        if not isinstance(param, dict):
+            raise _Skip("a parameter is not an object")
+        name, location = param.get("name"), param.get("in")
+        if not isinstance(name, str) or not name:
+            raise _Skip("a parameter has no name")
+        if location not in PARAM_LOCATIONS:
+            raise _Skip(f"parameter {name!r} has unsupported location {location!r}")
+        merged[(name, location)] = param
+    return list(merged.values())
+
+
+def _credential_params(ctx: _Context, security: tuple[tuple[SchemeUse, ...], ...]) -> set[tuple[str, str]]:
+    """(location, name) of apiKey credentials this operation's security supplies; headers lower-cased."""
+    found: set[tuple[str, str]] = set()
+    for alternative in security:
+        for use in alternative:
+            scheme = ctx.schemes.get(use.scheme)
+            if scheme and scheme.type == "apiKey" and scheme.location and scheme.param_name:
+                found.add((scheme.location, _param_key(scheme.location, scheme.param_name)))
+    return found
+
+
+def _param_key(location: str, name: str) -> str:
+    return name.lower() if location == "header" else name
+
+
+def _is_implicit(param: Mapping[str, Any], credentials: set[tuple[str, str]]) -> bool:
+    """Parameters left out by design: ignored headers and apiKey credentials."""
+    location, name = param["in"], param["name"]
+    if location == "header" and name.lower() in IGNORED_HEADERS:
+        return True
+    return (location, _param_key(location, name)) in credentials
+
+
+def _check_path_variables(path: str, params: Sequence[Mapping[str, Any]]) -> None:
+    declared = {p["name"] for p in params if p["in"] == "path"}
+    missing = [name for name in _PATH_VARIABLE.findall(path) if name not in declared]
+    if missing:
+        raise _Skip(f"path variable {{{missing[0]}}} has no path parameter")
+
+
+def _param(ctx: _Context, node: Mapping[str, Any], inputs: _Inputs) -> Param:
+    name: str = node["name"]
+    location: ParamLocation = node["in"]
+    raw_schema, content_type = _param_schema(node)
+    converted = ctx.converter.convert(raw_schema, REQUEST)
+    inputs.needs.update(converted.needs)
+    description = _text(node.get("description"))
+    deprecated = node.get("deprecated") is True
+    schema = _described(converted.schema, description)
+    if deprecated and isinstance(schema, dict):
+        schema = {**schema, "deprecated": True}
+    required = location == "path" or node.get("required") is True
+    arg = inputs.names.claim(name, location)
+    inputs.properties[arg] = schema
+    if required:
+        inputs.required.append(arg)
+    style = node.get("style")
+    style = style if isinstance(style, str) else ("form" if location in ("query", "cookie") else "simple")
+    explode = node.get("explode")
+    return Param(
+        wire_name=name,
+        arg_name=arg,
+        location=location,
+        required=required,
+        schema=schema if isinstance(schema, dict) else {},
+        style=style,
+        explode=explode if isinstance(explode, bool) else style == "form",
+        description=description,
+        allow_reserved=node.get("allowReserved") is True,
+        content_type=content_type,
+        deprecated=deprecated,
+    )
+
+
+def _param_schema(node: Mapping[str, Any]) -> tuple[Any, str | None]:
+    """The raw schema of a parameter and, for ``content`` parameters, its media type."""
+    if "schema" in node:
+        return node["schema"], None
+    content = node.get("content")
+    if isinstance(content, dict) and content:
+        media_type, media = next(iter(content.items()))
+        schema = media.get("schema", {}) if isinstance(media, dict) else {}
+        return schema, str(media_type)
+    raise _Skip(f"parameter {node['name']!r} has neither schema nor content")
+
+
+def _param_binding(param: Param) -> ParamBinding:
+    return ParamBinding(
+        arg=param.arg_name,
+        wire=param.wire_name,
+        location=param.location,
+        style=param.style,
+        explode=param.explode,
+        required=param.required,
+        allow_reserved=param.allow_reserved,
+        content_type=param.content_type,
+    )
+
+
+def _described(schema: Schema, description: str | None) -> Schema:
+    """A copy of ``schema`` carrying ``description`` (converted schemas are shared: never mutate)."""
+    base: dict[str, Any] = schema if isinstance(schema, dict) else ({} if schema else {"not": {}})
+    if description and base.get("description") != description:
+        return {**base, "description": description}
+    return base
+
+
+# Request body -----------------------------------------------------------------------------------
+
+
+def _body(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Body | None, BodyBinding | None]:
+    node = raw.op.get("requestBody")
+    if node is None:
+        return None, None
+    request_body = _deref(ctx.document, node, "request body")
+    content = request_body.get("content") if isinstance(request_body, dict) else None
+    if not isinstance(content, dict) or not content:
+        return None, None
+    assert isinstance(request_body, dict)
+    media_type = choose_media_type(list(content))
+    media = content[media_type] if isinstance(content[media_type], dict) else {}
+    required = request_body.get("required") is True
+    description = _text(request_body.get("description"))
+    converted = _body_schema(ctx, media_type, media)
+    inputs.needs.update(converted.needs)
+    schema = converted.schema
+    file_fields: tuple[str, ...] = ()
+    json_fields: tuple[str, ...] = ()
+    if _media_kind(media_type) in ("form", "multipart") and isinstance(schema, dict):
+        if _media_kind(media_type) == "multipart":
+            schema, file_fields = _with_file_fields(schema)
+        json_fields = _json_fields(ctx, schema, media.get("encoding"))
+    fields = _flatten(ctx, schema, required, inputs)
+    arg = None
+    if fields is None:
+        arg = inputs.names.claim_first(["body", "request_body"])
+        inputs.properties[arg] = _described(schema, description)
+        if required:
+            inputs.required.append(arg)
+    others = tuple(str(m) for m in content if m != media_type)
+    body = Body(
+        media_type=str(media_type),
+        required=required,
+        schema=schema if isinstance(schema, dict) else {},
+        arg_name=arg,
+        description=description,
+        other_media_types=others,
+    )
+    binding = BodyBinding(
+        media_type=str(media_type),
+        required=required,
+        arg=arg,
+        fields=fields or (),
+        file_fields=file_fields,
+        json_fields=json_fields,
+    )
+    return body, binding
+
+
+def choose_media_type(media_types: Sequence[str]) -> str:
+    """JSON first, then form, multipart, text/plain, octet-stream; otherwise the first declared."""
+    preference = ("json", "form", "multipart", "text/plain", "application/octet-stream")
+
+    def rank(media_type: str) -> int:
+        kind = _media_kind(media_type)
+        base = _base_media_type(media_type)
+        for position, wanted in enumerate(preference):
+            if wanted in (kind, base):
+                return position
+        return len(preference)
+
+    return min(media_types, key=lambda m: (rank(m), media_types.index(m)))
+
+
+def _base_media_type(media_type: str) -> str:
+    return media_type.split(";", 1)[0].strip().lower()
+
+
+def _media_kind(media_type: str) -> str:
+    """json, form, multipart, text or binary."""
+    base = _base_media_type(media_type)
+    if base == "application/json" or base.endswith("+json") or base == "text/json":
+        return "json"
+    if base == "application/x-www-form-urlencoded":
+        return "form"
+    if base.startswith("multipart/"):
+        return "multipart"
+    if base.startswith("text/") or base.endswith(("/xml", "+xml")):
+        return "text"
+    return "binary"
+
+
+def _body_schema(ctx: _Context, media_type: str, media: Mapping[str, Any]) -> Converted:
+    kind = _media_kind(media_type)
+    raw_schema = media.get("schema")
+    if kind in ("json", "form", "multipart"):
+        return ctx.converter.convert_root(raw_schema if raw_schema is not None else {}, REQUEST)
+    if kind == "text":
+        converted = ctx.converter.convert_root(raw_schema, REQUEST) if raw_schema is not None else None
+        if converted and isinstance(converted.schema, dict) and converted.schema.get("type") == "string":
+            return converted
+        return Converted({"type": "string", "description": f"Raw {media_type} body."})
+    return Converted(
+        {"type": "string", "contentEncoding": "base64", "description": f"Binary {media_type} body, base64-encoded."}
+    )
+
+
+def _with_file_fields(schema: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Multipart file properties become strings taking base64 or a data: URI."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return schema, ()
+    changed: dict[str, Any] = {}
+    for name, prop in properties.items():
+        if is_file_schema(prop):
+            changed[name] = _file_arg(prop)
+        elif isinstance(prop, dict) and prop.get("type") == "array" and is_file_schema(prop.get("items", {})):
+            changed[name] = {**prop, "items": _file_arg(prop["items"])}
+    if not changed:
+        return schema, ()
+    return {**schema, "properties": {**properties, **changed}}, tuple(changed)
+
+
+def _file_arg(schema: Mapping[str, Any]) -> dict[str, Any]:
+    description = _text(schema.get("description"))
+    text = f"{description} {FILE_DESCRIPTION}" if description else FILE_DESCRIPTION
+    return {"type": "string", "description": text}
+
+
+def _json_fields(ctx: _Context, schema: Mapping[str, Any], encoding: Any) -> tuple[str, ...]:
+    """Form/multipart properties sent JSON-encoded: objects, arrays of objects, or declared JSON.
+
+    ``encoding.<property>.contentType`` can ask for JSON explicitly.
+    """
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return ()
+    encoding = encoding if isinstance(encoding, dict) else {}
+    found = []
+    for name, prop in properties.items():
+        items = prop.get("items") if isinstance(prop, dict) and prop.get("type") == "array" else None
+        declared = encoding.get(name)
+        content_type = declared.get("contentType") if isinstance(declared, dict) else None
+        if (
+            ctx.converter.is_object(prop, REQUEST)
+            or (items is not None and ctx.converter.is_object(items, REQUEST))
+            or (isinstance(content_type, str) and _media_kind(content_type) == "json")
+        ):
+            found.append(name)
+    return tuple(found)
+
+
+def _flatten(ctx: _Context, schema: Schema, required: bool, inputs: _Inputs) -> tuple[BodyField, ...] | None:
+    """Spread a plain object body into the arguments, or return None to keep it as one argument.
+
+    Only when no property's argument name is already taken by a parameter: renaming body fields
+    next to same-named parameters would be confusing, a ``body`` argument is not.
+    """
+    if not _is_flat_object(schema):
+        return None
+    assert isinstance(schema, dict)
+    properties: dict[str, Any] = schema["properties"]
+    if any(naming.arg_name(name) in inputs.names for name in properties):
+        return None
+    body_required = set(schema.get("required", [])) if required else set()
+    fields = []
+    for name, prop in properties.items():
+        arg = inputs.names.claim(name, "body")
+        inputs.properties[arg] = prop
+        if name in body_required:
+            inputs.required.append(arg)
+        fields.append(BodyField(arg=arg, wire=name))
+    return tuple(fields)
+
+
+def _is_flat_object(schema: Schema) -> bool:
+    """An object with named properties and nothing that flattening would lose."""
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+        return False
+    properties = schema.get("properties")
+    if not isinstance(properties, dict) or not properties:
+        return False
+    if any(key in schema for key in ("allOf", "anyOf", "oneOf", "not", "if", "patternProperties", "$ref")):
+        return False
+    return schema.get("additionalProperties", False) is False and schema.get("unevaluatedProperties", False) is False
+
+
+# Responses ---------------------------------------------------------------------------------------
+
+
+def _responses(
+    ctx: _Context, raw: _RawOperation
+) -> tuple[tuple[Response, ...], JsonSchema | None, bool, tuple[str, ...]]:
+    """IR responses, the output schema, whether it wraps the body, and the success media types."""
+    nodes = raw.op.get("responses")
+    if not isinstance(nodes, dict):
+        return (), None, False, ()
+    success = _success_statuses([str(status) for status in nodes])
+    responses: list[Response] = []
+    contents: dict[str, Mapping[str, Any]] = {}
+    for status, node in nodes.items():
+        try:
+            response = _deref(ctx.document, node, "response")
+        except _Skip:
+            if str(status) in success:
+                raise
+            continue  # a broken error response does not affect the tool
+        content = response.get("content") if isinstance(response, dict) else None
+        contents[str(status)] = content if isinstance(content, dict) else {}
+        responses.append(_response(ctx, str(status), response, contents[str(status)], str(status) in success))
+    output, wrap = _output_schema(ctx, [contents[s] for s in success if s in contents])
+    accept = tuple(dict.fromkeys(str(m) for s in success for m in contents.get(s, {})))
+    return tuple(responses), output, wrap, accept
+
+
+def _success_statuses(statuses: Sequence[str]) -> list[str]:
+    """Explicit 2xx codes in numeric order, then 2XX; ``default`` only when there is no 2xx."""
+    explicit = sorted((s for s in statuses if len(s) == 3 and s.startswith("2") and s.isdigit()), key=int)
+    ranges = [s for s in statuses if s.upper() == "2XX"]
+    if explicit or ranges:
+        return explicit + ranges
+    return [s for s in statuses if s == "default"]
+
+
+def _json_media(content: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """The JSON media type of a response and its raw schema; ``*/*`` counts when it has a schema."""
+    wildcard = None
+    for media_type, media in content.items():
+        schema = media.get("schema") if isinstance(media, dict) else None
+        if _media_kind(str(media_type)) == "json":
+            return str(media_type), schema if schema is not None else {}
+        if _base_media_type(str(media_type)) == "*/*" and schema is not None and wildcard is None:
+            wildcard = (str(media_type), schema)
+    return wildcard
+
+
+def _response(ctx: _Context, status: str, response: Any, content: Mapping[str, Any], success: bool) -> Response:
+    description = _text(response.get("description")) if isinstance(response, dict) else None
+    json_media = _json_media(content)
+    if json_media is None:
+        return Response(status, str(next(iter(content))) if content else None, None, description)
+    media_type, raw_schema = json_media
+    try:
+        converted = ctx.converter.convert(raw_schema, RESPONSE)
+    except SchemaError:
+        if success:
+            raise
+        return Response(status, media_type, None, description)
+    schema = converted.schema if isinstance(converted.schema, dict) else {}
+    return Response(status, media_type, ctx.converter.with_defs(schema, converted.needs, RESPONSE), description)
+
+
+def _output_schema(ctx: _Context, contents: Sequence[Mapping[str, Any]]) -> tuple[JsonSchema | None, bool]:
+    """The lowest success response with a JSON body gives the output schema.
+
+    None when another success response has no JSON body (a 204 next to a 200, say): a declared
+    output schema obliges every successful call to return structured content, and MCP clients
+    reject a result without it.
+    """
+    found = [_json_media(content) for content in contents]
+    if not found or any(media is None for media in found):
+        return None, False
+    first = found[0]
+    assert first is not None
+    root = ctx.converter.convert_root(first[1], RESPONSE)
+    schema = root.schema
+    if ctx.converter.is_object(schema, RESPONSE):
+        assert isinstance(schema, dict)
+        out = schema if schema.get("type") == "object" else {**schema, "type": "object"}
+        return ctx.converter.with_defs(out, root.needs, RESPONSE), False
+    wrapped: JsonSchema = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+    return ctx.converter.with_defs(wrapped, root.needs, RESPONSE), True
+
+
+# Security and servers ----------------------------------------------------------------------------
+
+
+def _requirements(ctx: _Context, raw: _RawOperation) -> tuple[tuple[SchemeUse, ...], ...]:
+    """The operation's ``security``, else the document's; ``{}`` is an anonymous alternative.
+
+    An alternative naming an undeclared scheme cannot be satisfied and is left out (with one
+    warning per scheme); the operation itself is still generated.
+    """
+    requirements = raw.op["security"] if "security" in raw.op else ctx.document.get("security", [])
+    if requirements is None:
+        return ()
+    if not isinstance(requirements, list):
+        raise _Skip("security must be a list")
+    alternatives = []
+    for requirement in requirements:
+        if not isinstance(requirement, dict):
+            raise _Skip("a security requirement is not an object")
+        undeclared = [str(scheme) for scheme in requirement if scheme not in ctx.schemes]
+        for scheme in undeclared:
+            _warn_undeclared_scheme(ctx, scheme)
+        if not undeclared:
+            alternatives.append(
+                tuple(
+                    SchemeUse(scheme=scheme, scopes=tuple(str(s) for s in scopes) if isinstance(scopes, list) else ())
+                    for scheme, scopes in requirement.items()
+                )
+            )
+    return tuple(alternatives)
+
+
+def _warn_undeclared_scheme(ctx: _Context, scheme: str) -> None:
+    if scheme not in ctx.undeclared_schemes:
+        ctx.undeclared_schemes.add(scheme)
+        detail = f"security scheme {scheme!r} is used but not declared; requirements naming it are ignored"
+        ctx.warn(f"{ctx.source_name}: /components/securitySchemes", detail)
+
+
+def _security_schemes(ctx: _Context, prefix: str) -> dict[str, SecurityScheme]:
+    components = ctx.document.get("components")
+    nodes = components.get("securitySchemes") if isinstance(components, dict) else None
+    if not isinstance(nodes, dict):
+        return {}
+    schemes: dict[str, SecurityScheme] = {}
+    taken: set[str] = set()
+    for name, node in nodes.items():
+        where = f"{ctx.source_name}: {jsonpointer.join('components', 'securitySchemes', name)}"
+        try:
+            scheme = _deref(ctx.document, node, "security scheme")
+        except _Skip as skip:
+            ctx.warn(where, str(skip))
+            continue
+        if not isinstance(scheme, dict) or scheme.get("type") not in (
+            "apiKey",
+            "http",
+            "oauth2",
+            "openIdConnect",
+            "mutualTLS",
+        ):
+            ctx.warn(where, "unknown security scheme type; operations that use it are skipped")
+            continue
+        schemes[str(name)] = _security_scheme(scheme, f"{prefix}_{_env_stem(str(name))}", taken)
+    return schemes
+
+
+# http schemes a static credential cannot answer (they need a challenge-response exchange).
+_UNSUPPORTED_HTTP = frozenset({"digest", "negotiate", "ntlm", "hoba", "mutual"})
+EnvRole = Literal["value", "token", "username", "password", "client_id", "client_secret"]
+_ENV_SUFFIX: dict[EnvRole, str] = {
+    "value": "API_KEY",
+    "token": "TOKEN",
+    "username": "USERNAME",
+    "password": "PASSWORD",
+    "client_id": "CLIENT_ID",
+    "client_secret": "CLIENT_SECRET",
+}
+
+
+def _security_scheme(node: Mapping[str, Any], stem: str, taken: set[str]) -> SecurityScheme:
+    kind = node["type"]
+    description = _text(node.get("description"))
+    if kind == "apiKey":
+        location = node.get("in")
+        param_name = node.get("name")
+        ok = location in ("header", "query", "cookie") and isinstance(param_name, str) and bool(param_name)
+        return SecurityScheme(
+            type="apiKey",
+            description=description,
+            location=location if ok else None,
+            param_name=str(param_name) if ok else None,
+            env=_env(stem, ("value",), taken),
+            supported=ok,
+        )
+    if kind == "http":
+        http_scheme = str(node.get("scheme") or "").lower()
+        roles: tuple[EnvRole, ...] = ("username", "password") if http_scheme == "basic" else ("token",)
+        return SecurityScheme(
+            type="http",
+            description=description,
+            http_scheme=http_scheme,
+            env=_env(stem, roles, taken),
+            supported=bool(http_scheme) and http_scheme not in _UNSUPPORTED_HTTP,
+        )
+    if kind == "oauth2":
+        return _oauth2(node, description, stem, taken)
+    if kind == "openIdConnect":
+        return SecurityScheme(type="openIdConnect", description=description, env=_env(stem, ("token",), taken))
+    return SecurityScheme(type="mutualTLS", description=description, supported=False)
+
+
+def _oauth2(node: Mapping[str, Any], description: str | None, stem: str, taken: set[str]) -> SecurityScheme:
+    """Client credentials: the runtime fetches tokens. Other flows need a user: take a ready token."""
+    flows = node.get("flows") if isinstance(node.get("flows"), dict) else {}
+    assert isinstance(flows, dict)
+    scopes = tuple(
+        dict.fromkeys(
+            str(scope)
+            for flow in flows.values()
+            if isinstance(flow, dict) and isinstance(flow.get("scopes"), dict)
+            for scope in flow["scopes"]
+        )
+    )
+    client = flows.get("clientCredentials")
+    token_url = client.get("tokenUrl") if isinstance(client, dict) else None
+    if isinstance(token_url, str) and token_url:
+        env = _env(stem, ("client_id", "client_secret"), taken)
+        return SecurityScheme(type="oauth2", description=description, token_url=token_url, scopes=scopes, env=env)
+    return SecurityScheme(type="oauth2", description=description, scopes=scopes, env=_env(stem, ("token",), taken))
+
+
+def _env_stem(scheme_name: str) -> str:
+    """``bearerAuth`` → ``BEARER_AUTH``."""
+    return _NON_ALNUM.sub("_", _CAMEL_BOUNDARY.sub("_", scheme_name).lower()).strip("_").upper() or "AUTH"
+
+
+def _env(stem: str, roles: Sequence[EnvRole], taken: set[str]) -> tuple[EnvVar, ...]:
+    """``PREFIX_SCHEME_SUFFIX`` per role; the suffix is not repeated when the scheme name ends with it."""
+    names = []
+    for role in roles:
+        suffix = _ENV_SUFFIX[role]
+        name = stem if stem.endswith("_" + suffix) else f"{stem}_{suffix}"
+        unique, number = name, 2
+        while unique in taken:
+            unique, number = f"{name}_{number}", number + 1
+        taken.add(unique)
+        names.append(EnvVar(role=role, name=unique))
+    return tuple(names)
+
+
+def _used_schemes(schemes: dict[str, SecurityScheme], operations: Sequence[Operation]) -> dict[str, SecurityScheme]:
+    """Only the schemes the generated tools need, in declaration order."""
+    used = {use.scheme for op in operations for alternative in op.binding.security for use in alternative}
+    return {name: scheme for name, scheme in schemes.items() if name in used}
+
+
+def _servers(ctx: _Context) -> tuple[ServerSpec, ...]:
+    nodes = ctx.document.get("servers")
+    if not isinstance(nodes, list):
+        return ()
+    servers = []
+    for position, node in enumerate(nodes):
+        if not isinstance(node, dict) or not isinstance(node.get("url"), str):
+            ctx.warn(f"{ctx.source_name}: {jsonpointer.join('servers', position)}", "server without a url; ignored")
+            continue
+        variables = node.get("variables") if isinstance(node.get("variables"), dict) else {}
+        assert isinstance(variables, dict)
+        servers.append(
+            ServerSpec(
+                url=node["url"],
+                description=_text(node.get("description")),
+                variables={str(name): _server_variable(value) for name, value in variables.items()},
+            )
+        )
+    return tuple(servers)
+
+
+def _server_variable(node: Any) -> ServerVariable:
+    node = node if isinstance(node, dict) else {}
+    enum = node.get("enum") if isinstance(node.get("enum"), list) else []
+    assert isinstance(enum, list)
+    return ServerVariable(
+        default=str(node.get("default", "")),
+        enum=tuple(str(value) for value in enum),
+        description=_text(node.get("description")),
+    )
+
+
+# Small helpers -----------------------------------------------------------------------------------
+
+
+def _deref(document: Mapping[str, Any], node: Any, what: str) -> Any:
+    """Follow a chain of local ``$ref``s (components/parameters, requestBodies, …)."""
+    for _ in range(_MAX_REF_HOPS):
+        ref = node.get("$ref") if isinstance(node, dict) else None
+        if not isinstance(ref, str):
+            return node
+        if not ref.startswith("#"):
+            raise _Skip(f"{what} $ref {ref!r} is not a local reference")
+        try:
+            node = jsonpointer.resolve(document, ref)
+        except jsonpointer.PointerError as exc:
+            raise _Skip(f"{what} $ref {ref!r} does not resolve") from exc
+    raise _Skip(f"{what} $ref chain is too long or circular")
+
+
+def _tags(op: Mapping[str, Any]) -> tuple[str, ...]:
+    tags = op.get("tags")
+    return tuple(str(tag) for tag in tags) if isinstance(tags, list) else ()
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None

@@ -1,0 +1,109 @@
+"""Corpus: every JSON spec of @readme/oas-examples and GitHub's spec give correct, self-contained tools.
+
+The npm packages are pinned in tests/node/package.json and installed on first use.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.generate import build_api
+from generator.ir import Api
+from generator.load import load_spec
+from generator.options import GenerateOptions
+from generator.pointer import resolve
+from generator.schemas import unresolved_refs
+from tests.node_tools import NODE_DIR, github_spec, oas_examples
+
+pytestmark = pytest.mark.corpus
+
+NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+NEVER_ARGUMENTS = {"accept", "content-type", "authorization"}
+
+
+def _deref(document: dict[str, Any], node: Any) -> Any:
+    seen = 0
+    while isinstance(node, dict) and "$ref" in node and seen < 50:
+        node = resolve(document, node["$ref"])
+        seen += 1
+    return node
+
+
+def _declared_operations(document: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], list[dict[str, Any]]]]:
+    out = []
+    for path, item in (document.get("paths") or {}).items():
+        item = _deref(document, item)
+        shared = [_deref(document, p) for p in item.get("parameters") or []]
+        for method in METHODS:
+            if method not in item:
+                continue
+            op = item[method]
+            own = [_deref(document, p) for p in op.get("parameters") or []]
+            merged = {(p["name"], p["in"]): p for p in shared}
+            merged.update({(p["name"], p["in"]): p for p in own})
+            out.append((method.upper(), path, op, list(merged.values())))
+    return out
+
+
+def _credential_params(document: dict[str, Any], op: dict[str, Any]) -> set[tuple[str, str]]:
+    schemes = (document.get("components") or {}).get("securitySchemes") or {}
+    requirements = op.get("security", document.get("security")) or []
+    out = set()
+    for alternative in requirements:
+        for name in alternative:
+            scheme = _deref(document, schemes.get(name) or {})
+            if scheme.get("type") == "apiKey":
+                out.add((scheme.get("name"), scheme.get("in")))
+    return out
+
+
+def _check_api(document: dict[str, Any], api: Api) -> None:
+    names = [op.tool_name for op in api.operations]
+    assert len(names) == len(set(names)), "tool names must be unique"
+    declared = _declared_operations(document)
+    assert len(api.operations) + len(api.excluded) == len(declared), "one tool per operation"
+    by_label = {op.label: op for op in api.operations}
+    for method, path, op_doc, params in declared:
+        op = by_label[f"{method} {path}"]
+        assert NAME.fullmatch(op.tool_name), op.tool_name
+        assert op.input_schema["type"] == "object"
+        assert unresolved_refs(op.input_schema) == [], op.label
+        if op.output_schema is not None:
+            assert op.output_schema["type"] == "object"
+            assert unresolved_refs(op.output_schema) == [], op.label
+        bound = {(p.wire, p.location): p.arg for p in op.binding.params}
+        credentials = _credential_params(document, op_doc)
+        properties = op.input_schema["properties"]
+        for param in params:
+            key = (param["name"], param["in"])
+            if param["in"] == "header" and param["name"].lower() in NEVER_ARGUMENTS:
+                continue
+            if key in credentials:
+                continue
+            assert key in bound, f"{op.label}: parameter {key} dropped"
+            assert bound[key] in properties, f"{op.label}: argument {bound[key]} missing from the schema"
+        if "requestBody" in op_doc:
+            assert op.binding.body is not None, f"{op.label}: request body dropped"
+
+
+def _spec_id(path: Path) -> str:
+    return str(path.relative_to(NODE_DIR / "node_modules" / "@readme" / "oas-examples"))
+
+
+@pytest.mark.parametrize("spec", oas_examples(), ids=_spec_id)
+def test_oas_examples_spec_gives_correct_tools(spec: Path) -> None:
+    loaded, api = build_api(str(spec), GenerateOptions())
+    _check_api(loaded.document, api)
+
+
+def test_github_spec_gives_correct_tools() -> None:
+    spec = github_spec()
+    loaded = load_spec(str(spec), validate=False)
+    _, api = build_api(str(spec), GenerateOptions())
+    assert len(api.operations) > 1000
+    _check_api(loaded.document, api)

@@ -1,0 +1,20 @@
+"""Rewrite generated/ from specs/ on purpose: `make golden`. The diff is what to review."""
+
+from __future__ import annotations
+
+import os
+
+from generator.generate import generate
+from generator.options import GenerateOptions
+from tests.golden import GENERATED_DIR, GOLDEN_SPECS, ROOT, spec_path
+
+
+def main() -> None:
+    os.chdir(ROOT)
+    for name in GOLDEN_SPECS:
+        result = generate(str(spec_path(name).relative_to(ROOT)), GENERATED_DIR / name, GenerateOptions(name=name))
+        print(f"{name}: {len(result.api.operations)} tools")
+
+
+if __name__ == "__main__":
+    main()
