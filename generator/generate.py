@@ -35,7 +35,7 @@ def _no_step(name: str) -> None:
 def build_api(source: str, options: GenerateOptions, *, step: Step = _no_step) -> tuple[LoadedSpec, Api]:
     """Load and parse ``source``; raise GenerationError when any error (or, with strict, warning) is found."""
     step("load")
-    loaded = load_spec(source, allow_remote_refs=options.allow_remote_refs)
+    loaded = load_spec(source, allow_remote_refs=options.allow_remote_refs, fatal_validation=False)
     step("parse")
     api = parse_api(loaded.document, options=options, source_name=source)
     issues = list(loaded.issues) + list(api.issues)

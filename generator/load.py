@@ -26,10 +26,10 @@ from urllib.request import url2pathname
 import httpx
 import yaml
 
-from generator import refs, swagger2
-from generator.issues import Issue
+from generator import pointer, refs, swagger2
+from generator.issues import Issue, Level
 from generator.options import DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_SPEC_BYTES
-from generator.validate import find_problems, format_problem
+from generator.validate import Problem, find_problems, format_problem
 
 __all__ = ["LoadedSpec", "SpecError", "load_document_text", "load_spec", "parse_document"]
 
@@ -61,6 +61,7 @@ def load_spec(
     *,
     allow_remote_refs: bool = False,
     validate: bool = True,
+    fatal_validation: bool = True,
     timeout: float = DEFAULT_FETCH_TIMEOUT,
     max_bytes: int = DEFAULT_MAX_SPEC_BYTES,
 ) -> LoadedSpec:
@@ -74,13 +75,16 @@ def load_spec(
             raw = fetch_url(source, timeout=timeout, max_bytes=max_bytes)
             base_uri, root_dir = source, None
         else:
-            path = os.path.abspath(url2pathname(urlsplit(source).path) if source.startswith("file:") else source)
+            path = os.path.realpath(url2pathname(urlsplit(source).path) if source.startswith("file:") else source)
             raw = read_file(path, max_bytes=max_bytes)
-            base_uri, root_dir = Path(path).as_uri(), os.path.realpath(os.path.dirname(path))
+            # real paths on both sides, so "api.yaml#/..." from a bundled file is recognised as the main file
+            base_uri, root_dir = Path(path).as_uri(), os.path.dirname(path)
     except refs.ReadError as exc:
         raise SpecError([f"{source}: {exc}"]) from None
     policy = refs.RefPolicy(root_dir=root_dir, allow_remote=allow_remote_refs)
-    return _load(raw, source, base_uri, policy, validate=validate, timeout=timeout, max_bytes=max_bytes)
+    return _load(
+        raw, source, base_uri, policy, validate=validate, fatal=fatal_validation, timeout=timeout, max_bytes=max_bytes
+    )
 
 
 def load_document_text(
@@ -89,6 +93,7 @@ def load_document_text(
     name: str = "<inline>",
     allow_remote_refs: bool = False,
     validate: bool = True,
+    fatal_validation: bool = True,
     timeout: float = DEFAULT_FETCH_TIMEOUT,
     max_bytes: int = DEFAULT_MAX_SPEC_BYTES,
 ) -> LoadedSpec:
@@ -100,14 +105,24 @@ def load_document_text(
     raw = text.encode("utf-8") if isinstance(text, str) else text
     if len(raw) > max_bytes:
         raise SpecError([f"{name}: larger than the {max_bytes}-byte limit"])
-    cwd = os.getcwd()
-    policy = refs.RefPolicy(root_dir=os.path.realpath(cwd), allow_remote=allow_remote_refs)
+    cwd = os.path.realpath(os.getcwd())
+    policy = refs.RefPolicy(root_dir=cwd, allow_remote=allow_remote_refs)
     base_uri = Path(cwd, name).as_uri()
-    return _load(raw, name, base_uri, policy, validate=validate, timeout=timeout, max_bytes=max_bytes)
+    return _load(
+        raw, name, base_uri, policy, validate=validate, fatal=fatal_validation, timeout=timeout, max_bytes=max_bytes
+    )
 
 
 def _load(
-    raw: bytes, name: str, base_uri: str, policy: refs.RefPolicy, *, validate: bool, timeout: float, max_bytes: int
+    raw: bytes,
+    name: str,
+    base_uri: str,
+    policy: refs.RefPolicy,
+    *,
+    validate: bool,
+    fatal: bool,
+    timeout: float,
+    max_bytes: int,
 ) -> LoadedSpec:
     try:
         document = parse_document(raw)
@@ -118,31 +133,43 @@ def _load(
     def read(uri: str) -> Any:
         return _read_reference(uri, timeout=timeout, max_bytes=max_bytes)
 
+    sha256 = hashlib.sha256(raw).hexdigest()
     try:
         bundled = refs.bundle(document, base_uri=base_uri, name=name, policy=policy, read=read)
-        if validate:
-            _raise_problems(bundled, name)
+        problems = _problems(bundled, name) if validate else []
+        if problems and fatal:
+            raise SpecError([str(p) for p in problems])
+        # Not fatal: each problem is a warning ("FILE: /pointer: message") and generation goes on where
+        # it can; operations it cannot convert are skipped with their own warning.
+        issues = [Issue(Level.WARNING, p.where, p.message) for p in problems]
         if version == "2.0":
-            converted, issues = swagger2.convert(bundled.document, source=name)
-            return LoadedSpec(name, converted, version, hashlib.sha256(raw).hexdigest(), tuple(issues))
+            converted, conversion_issues = swagger2.convert(bundled.document, source=name)
+            return LoadedSpec(name, converted, version, sha256, tuple(issues + conversion_issues))
     except refs.RefError as exc:
         raise SpecError(exc.problems) from None
     except RecursionError:
         raise SpecError([f"{name}: the document is nested too deeply to process"]) from None
-    return LoadedSpec(name, bundled.document, version, hashlib.sha256(raw).hexdigest(), ())
+    return LoadedSpec(name, bundled.document, version, sha256, tuple(issues))
 
 
-def _raise_problems(bundled: refs.Bundle, name: str) -> None:
+@dataclass(frozen=True, slots=True)
+class _Located:
+    where: str  # "FILE: /json/pointer" or "FILE"
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+def _problems(bundled: refs.Bundle, name: str) -> list[_Located]:
     """Validate the description as written; pointers into bundled parts are mapped back to their files."""
-    lines = []
+    found = []
     for problem in find_problems(bundled.document):
         origin = refs.locate(bundled.origins, problem.tokens)
-        if origin is None:
-            lines.append(format_problem(name, problem))
-        else:
-            lines.append(f"{origin[0]}: {origin[1]}: {problem.message}" if origin[1] else f"{origin[0]}: {problem.message}")
-    if lines:
-        raise SpecError(lines)
+        file, tokens = (name, problem.tokens) if origin is None else (origin[0], tuple(pointer.split(origin[1])))
+        located = format_problem(file, Problem(tokens, problem.message))
+        found.append(_Located(located[: -len(problem.message) - 2], problem.message))
+    return found
 
 
 def _declared_version(document: Any, name: str) -> str:

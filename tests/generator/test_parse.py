@@ -1,10 +1,6 @@
 from __future__ import annotations
 
-import json
-import os
 import re
-import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -758,23 +754,3 @@ def test_parsing_is_deterministic() -> None:
     first = parse(SECURITY_SPEC + PARAMS_SPEC.replace("paths:", "x-unused:"))
     second = parse(SECURITY_SPEC + PARAMS_SPEC.replace("paths:", "x-unused:"))
     assert first == second
-
-
-GITHUB_SPEC = os.environ.get("MCP_BRIDGE_GITHUB_SPEC", "")
-
-
-@pytest.mark.corpus
-@pytest.mark.skipif(not Path(GITHUB_SPEC).is_file(), reason="set MCP_BRIDGE_GITHUB_SPEC to api.github.com.json")
-def test_github_spec_converts_quickly_into_valid_self_contained_tools() -> None:
-    document = json.loads(Path(GITHUB_SPEC).read_text())
-    start = time.perf_counter()
-    api = parse_api(document, options=GenerateOptions(), source_name="api.github.com.json")
-    elapsed = time.perf_counter() - start
-    names = [op.tool_name for op in api.operations]
-    assert len(names) == 1223 and len(set(names)) == len(names)
-    assert all(re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", name) for name in names)
-    assert all(op.input_schema["type"] == "object" for op in api.operations)
-    assert all(not unresolved_refs(op.input_schema) for op in api.operations)
-    assert all(not unresolved_refs(op.output_schema or {}) for op in api.operations)
-    assert api.issues == ()
-    assert elapsed < 5
