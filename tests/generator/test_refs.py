@@ -410,3 +410,20 @@ def test_bundled_output_does_not_depend_on_hash_seed(tmp_path: Path) -> None:
     assert len(outputs) == 1
     schemas = json.loads(outputs.pop())["components"]["schemas"]
     assert list(schemas) == ["d", "c", "b", "a", "X", "Y", "c_X", "c_Y", "b_X", "b_Y", "a_X", "a_Y"]
+
+
+def test_relative_ref_of_a_remote_spec_is_a_remote_ref() -> None:
+    replies = {"/api/spec.yaml": Reply(spec_with_schema_ref("pet.yaml").encode()), "/api/pet.yaml": Reply(PET.encode())}
+    with serve(replies) as server:
+        url = f"{server.url}/api/spec.yaml"
+        with pytest.raises(SpecError) as excinfo:
+            load_spec(url, timeout=5)
+        refused_requests = list(server.requests)
+        document = load_spec(url, allow_remote_refs=True, timeout=5).document
+
+    assert excinfo.value.problems == [
+        f"{url}: {SCHEMA_REF_POINTER}: 'pet.yaml' is a remote reference; "
+        "refusing to fetch it (remote refs are not allowed)"
+    ]
+    assert refused_requests == ["/api/spec.yaml"]
+    assert response_schema(document) == {"$ref": "#/components/schemas/pet"}
