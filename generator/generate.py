@@ -16,6 +16,7 @@ from generator.render import catalogue_from_api, manifest_tools, render_package
 from generator.write import PackageDiff, write_package
 
 DEFAULT_OUTPUT_ROOT = Path("generated")
+PARALLEL_VALIDATION_BYTES = 1_000_000  # specs smaller than this validate in milliseconds
 
 Step = Callable[[str], None]
 
@@ -34,17 +35,63 @@ def _no_step(name: str) -> None:
 
 def build_api(source: str, options: GenerateOptions, *, step: Step = _no_step) -> tuple[LoadedSpec, Api]:
     """Load and parse ``source``; raise GenerationError when any error (or, with strict, warning) is found."""
+    loaded, api = _load_and_parse(source, options, step=step, validate=True)
+    return loaded, _settle_issues(api, loaded.issues, strict=options.strict)
+
+
+def _load_and_parse(source: str, options: GenerateOptions, *, step: Step, validate: bool) -> tuple[LoadedSpec, Api]:
     step("load")
-    loaded = load_spec(source, allow_remote_refs=options.allow_remote_refs, fatal_validation=False)
+    loaded = load_spec(source, allow_remote_refs=options.allow_remote_refs, validate=validate, fatal_validation=False)
     step("parse")
-    api = parse_api(loaded.document, options=options, source_name=source)
-    issues = list(loaded.issues) + list(api.issues)
-    if options.strict:
+    return loaded, parse_api(loaded.document, options=options, source_name=source)
+
+
+def _settle_issues(api: Api, load_issues: tuple[Issue, ...], *, strict: bool) -> Api:
+    """All issues on the Api; raise GenerationError on any error (with ``strict``, on any warning)."""
+    issues = list(load_issues) + list(api.issues)
+    if strict:
         issues = [replace(i, level=Level.ERROR) for i in issues]
-    api = replace(api, issues=tuple(issues))
     if any(i.level is Level.ERROR for i in issues):
         raise GenerationError(issues)
-    return loaded, api
+    return replace(api, issues=tuple(issues))
+
+
+def _validation_issues(source: str, allow_remote_refs: bool) -> tuple[Issue, ...]:
+    """Runs in a worker process: the spec's validation problems (plus conversion notes, removed later)."""
+    return load_spec(source, allow_remote_refs=allow_remote_refs, fatal_validation=False).issues
+
+
+class _BackgroundValidation:
+    """Validation of a big spec in a second process, overlapping parsing and model generation.
+
+    openapi-spec-validator needs seconds on a spec like GitHub's (13 MB); everything else the
+    generator does fits in about the same time on the other core.
+    """
+
+    def __init__(self, source: str, options: GenerateOptions) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        self._pool = ProcessPoolExecutor(max_workers=1)
+        self._future = self._pool.submit(_validation_issues, source, options.allow_remote_refs)
+
+    @classmethod
+    def start(cls, source: str, options: GenerateOptions) -> _BackgroundValidation | None:
+        path = Path(source)
+        if "://" in source or not path.is_file() or path.stat().st_size < PARALLEL_VALIDATION_BYTES:
+            return None
+        return cls(source, options)
+
+    def issues(self, loaded: LoadedSpec) -> tuple[Issue, ...]:
+        try:
+            found = self._future.result()
+        finally:
+            self._pool.shutdown(wait=True)
+        already = set(loaded.issues)
+        return loaded.issues + tuple(i for i in found if i not in already)
+
+    def cancel(self) -> None:
+        self._future.cancel()
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 def build_catalogue(source: str, options: GenerateOptions) -> tuple[Catalogue, tuple[Issue, ...]]:
@@ -61,15 +108,23 @@ def generate(
     step: Step = _no_step,
 ) -> GenerateResult:
     options = options or GenerateOptions()
-    loaded, api = build_api(source, options, step=step)
+    background = _BackgroundValidation.start(source, options)
+    try:
+        loaded, api = _load_and_parse(source, options, step=step, validate=background is None)
+        step("render")
+        package = render_package(
+            api,
+            spec_source=Path(source).name if "://" not in source else source,
+            spec_sha256=loaded.sha256,
+            models=options.models,
+        )
+        load_issues = background.issues(loaded) if background is not None else loaded.issues
+    except BaseException:
+        if background is not None:
+            background.cancel()
+        raise
+    api = _settle_issues(api, load_issues, strict=options.strict)
     target = out_dir if out_dir is not None else DEFAULT_OUTPUT_ROOT / api.name
-    step("render")
-    package = render_package(
-        api,
-        spec_source=Path(source).name if "://" not in source else source,
-        spec_sha256=loaded.sha256,
-        models=options.models,
-    )
     step("write")
     diff = write_package(package, target, new_manifest_tools=manifest_tools(api))
     return GenerateResult(api=api, out_dir=target, diff=diff, issues=api.issues)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from typing import Any, Literal
+from pydantic import BaseModel, ConfigDict, RootModel, conint
 
-from pydantic import BaseModel, ConfigDict, conint
+
+class Model(RootModel[Any]):
+    root: Any
 
 
 class GetTreeInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     treeId: str
 
@@ -34,7 +37,7 @@ class ReplaceTreeInputNode(BaseModel):
 
 class ReplaceTreeInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     treeId: str
     label: str
@@ -56,19 +59,19 @@ class ReplaceTreeOutput(BaseModel):
 
 class Filter(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     tag: str | None = None
 
 
 class SearchInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     query: str
     anything: Any | None = None
     nothing: Any | None = None
-    mode: Literal["fast"] | None = None
+    mode: Literal['fast'] | None = None
     size: conint(le=100) | None = None
     filter: Filter | None = None
 
@@ -80,7 +83,7 @@ class SearchOutput(BaseModel):
 
 class LegacyThingInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
 
 

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, conint
+from typing import Any
+from pydantic import BaseModel, ConfigDict, RootModel, conint
+
+
+class Model(RootModel[Any]):
+    root: Any
 
 
 class GetOwnerInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     ownerId: int
 
 
 class ListOwnersInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     page: conint(ge=1) | None = 1
     """

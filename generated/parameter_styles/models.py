@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Any
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, RootModel, constr
 from enum import StrEnum
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, constr
+
+class Model(RootModel[Any]):
+    root: Any
 
 
 class FilterStatus(StrEnum):
-    open = "open"
-    closed = "closed"
+    open = 'open'
+    closed = 'closed'
 
 
 class ItemsGetInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     id: str
     id_query: str | None = None
@@ -23,7 +27,7 @@ class ItemsGetInput(BaseModel):
     Same name, other location.
     """
     filter_status: FilterStatus | None = None
-    X_Request_ID: UUID | None = Field(None, alias="X-Request-ID")
+    X_Request_ID: UUID | None = Field(None, alias='X-Request-ID')
     session: str | None = None
 
 
@@ -36,7 +40,7 @@ class ItemsGetOutput(BaseModel):
 
 class UpdateItemInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     id: str
     name: constr(max_length=80)
@@ -64,7 +68,7 @@ class Plain(BaseModel):
 
 class StyleMatrixInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     coords: Coords
     label: list[str]
@@ -76,44 +80,13 @@ class Deep(BaseModel):
     max: float | None = None
 
 
-class Json(BaseModel):
-    k: str | None = None
-
-
-class StyleQueryInput(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    form_explode: list[int] | None = None
-    form_flat: list[int] | None = None
-    space: list[str] | None = None
-    pipe: list[str] | None = None
-    deep: Deep | None = None
-    reserved: str | None = None
-    json_: Json | None = Field(None, alias="json")
-    flag: bool
-
-
 class StyleQueryOutput(BaseModel):
     result: list[str]
 
 
-class Meta(BaseModel):
-    k: str | None = None
-
-
-class SubmitFormInput(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    name: str | None = None
-    tags: list[str] | None = None
-    meta: Meta | None = None
-
-
 class UploadInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     file: str
     """
@@ -128,10 +101,10 @@ class UploadOutput(BaseModel):
 
 class PutRawInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     name: str
-    body: str | None = Field(None, json_schema_extra={"contentEncoding": "base64"})
+    body: str | None = Field(None, json_schema_extra={'contentEncoding': 'base64'})
     """
     Binary application/octet-stream body, base64-encoded.
     """
@@ -139,6 +112,33 @@ class PutRawInput(BaseModel):
 
 class AddNoteInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     body: str | None = None
+
+
+class Json(BaseModel):
+    k: str | None = None
+
+
+class StyleQueryInput(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    form_explode: list[int] | None = None
+    form_flat: list[int] | None = None
+    space: list[str] | None = None
+    pipe: list[str] | None = None
+    deep: Deep | None = None
+    reserved: str | None = None
+    json_: Json | None = Field(None, alias='json')
+    flag: bool
+
+
+class SubmitFormInput(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    name: str | None = None
+    tags: list[str] | None = None
+    meta: Json | None = None

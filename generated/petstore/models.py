@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Any
+from pydantic import BaseModel, ConfigDict, RootModel, conint, constr
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, RootModel, conint, constr
+
+class Model(RootModel[Any]):
+    root: Any
 
 
 class Status(StrEnum):
-    available = "available"
-    pending = "pending"
-    sold = "sold"
+    available = 'available'
+    pending = 'pending'
+    sold = 'sold'
 
 
 class ListPetsInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     status: Status | None = None
     """
@@ -31,26 +35,9 @@ class ListPetsInput(BaseModel):
     """
 
 
-class ResultItem(BaseModel):
-    id: int
-    name: constr(min_length=1, max_length=64)
-    """
-    The pet's name.
-    """
-    tag: str | None = None
-    """
-    An optional tag.
-    """
-    status: Status | None = "available"
-
-
-class ListPetsOutput(BaseModel):
-    result: list[ResultItem]
-
-
 class CreatePetInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     name: constr(min_length=1, max_length=64)
     """
@@ -60,25 +47,12 @@ class CreatePetInput(BaseModel):
     """
     An optional tag.
     """
-    status: Status | None = "available"
-
-
-class CreatePetOutput(BaseModel):
-    id: int
-    name: constr(min_length=1, max_length=64)
-    """
-    The pet's name.
-    """
-    tag: str | None = None
-    """
-    An optional tag.
-    """
-    status: Status | None = "available"
+    status: Status | None = 'available'
 
 
 class GetPetInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     petId: conint(ge=1)
     """
@@ -86,22 +60,9 @@ class GetPetInput(BaseModel):
     """
 
 
-class GetPetOutput(BaseModel):
-    id: int
-    name: constr(min_length=1, max_length=64)
-    """
-    The pet's name.
-    """
-    tag: str | None = None
-    """
-    An optional tag.
-    """
-    status: Status | None = "available"
-
-
 class DeletePetInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     petId: conint(ge=1)
     """
@@ -111,13 +72,26 @@ class DeletePetInput(BaseModel):
 
 class WaitForAdoptionInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     petId: int
 
 
-class WaitForAdoptionOutput(BaseModel):
+class GetInventoryInput(BaseModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+
+
+class GetInventoryOutput(RootModel[dict[str, int]]):
+    root: dict[str, int]
+
+
+class Result(BaseModel):
     id: int
+
+
+class Result2(BaseModel):
     name: constr(min_length=1, max_length=64)
     """
     The pet's name.
@@ -126,14 +100,24 @@ class WaitForAdoptionOutput(BaseModel):
     """
     An optional tag.
     """
-    status: Status | None = "available"
+    status: Status | None = 'available'
 
 
-class GetInventoryInput(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
+class ResultItem(Result, Result2):
+    pass
 
 
-class GetInventoryOutput(RootModel[dict[str, int]]):
-    root: dict[str, int]
+class ListPetsOutput(BaseModel):
+    result: list[ResultItem]
+
+
+class CreatePetOutput(Result, Result2):
+    pass
+
+
+class GetPetOutput(Result, Result2):
+    pass
+
+
+class WaitForAdoptionOutput(Result, Result2):
+    pass

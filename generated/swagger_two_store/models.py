@@ -2,34 +2,28 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, conint
+from typing import Any
+from pydantic import BaseModel, ConfigDict, Field, RootModel, conint
+
+
+class Model(RootModel[Any]):
+    root: Any
 
 
 class ListOrdersInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     status: list[str] | None = None
     ids: list[int] | None = None
     fields: list[str] | None = None
     limit: conint(ge=1, le=50) | None = 10
-    X_Trace: str | None = Field(None, alias="X-Trace")
-
-
-class ResultItem(BaseModel):
-    id: int | None = None
-    item: str
-    quantity: conint(ge=1) | None = None
-    note: str | None = None
-
-
-class ListOrdersOutput(BaseModel):
-    result: list[ResultItem]
+    X_Trace: str | None = Field(None, alias='X-Trace')
 
 
 class PlaceOrderInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     item: str
     quantity: conint(ge=1) | None = None
@@ -45,7 +39,7 @@ class PlaceOrderOutput(BaseModel):
 
 class UploadReceiptInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     orderId: int
     file: str
@@ -57,6 +51,17 @@ class UploadReceiptInput(BaseModel):
 
 class CancelOrderInput(BaseModel):
     model_config = ConfigDict(
-        extra="forbid",
+        extra='forbid',
     )
     orderId: int
+
+
+class Result(BaseModel):
+    id: int | None = None
+    item: str
+    quantity: conint(ge=1) | None = None
+    note: str | None = None
+
+
+class ListOrdersOutput(BaseModel):
+    result: list[Result]
