@@ -236,6 +236,15 @@ def _template_regex(template: str) -> re.Pattern[str]:
     return re.compile(pattern + re.escape(template[pos:]) + "$")
 
 
+def _resolve_local(spec: Mapping[str, Any], node: Any) -> Any:
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/"):
+        target: Any = spec
+        for token in node["$ref"][2:].split("/"):
+            target = target[token.replace("~1", "/").replace("~0", "~")]
+        node = target
+    return node
+
+
 def _group(name: str) -> str:
     return "p_" + re.sub(r"\W", "_", name)
 
@@ -256,7 +265,8 @@ class _OpenAPIRequest:
         if not recorded.raw_path.startswith(base_path + "/"):
             raise LookupError(f"path outside the server base path {base_path!r}")
         sub = recorded.raw_path[len(base_path) :]
-        for template, item in spec["paths"].items():
+        for template, raw_item in spec["paths"].items():
+            item = _resolve_local(spec, raw_item)
             match = _template_regex(template).match(sub)
             if match and self.method in item:
                 break
