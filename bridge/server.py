@@ -23,6 +23,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from bridge.content import error_result, to_call_result
 from bridge.errors import ToolError
@@ -140,6 +141,38 @@ class _ToolHandlers:
             raise
 
 
+class _ListToolsWireCache:
+    """Reuses each protocol era's shaped ``tools/list`` answer until the tool set changes.
+
+    The SDK dumps, re-validates and re-dumps the whole list on every ``tools/list``; with a
+    thousand tools that is most of a second. The answer only changes with the registry, so the
+    wire dict of the first answer per protocol version is kept. Requests with a cursor, and
+    sessions whose handshake is not done (the SDK's gate must answer them), take the normal path.
+    """
+
+    def __init__(self, handlers: _ToolHandlers) -> None:
+        self._handlers = handlers
+        self._wire: dict[str, tuple[types.ListToolsResult, Any]] = {}
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+        if ctx.method != "tools/list" or ctx.request_id is None or not self._cacheable(ctx):
+            return await call_next(ctx)
+        current = self._handlers.list_result()
+        hit = self._wire.get(ctx.protocol_version)
+        if hit is not None and hit[0] is current:
+            return hit[1]
+        result = await call_next(ctx)
+        if isinstance(result, dict):
+            self._wire[ctx.protocol_version] = (current, result)
+        return result
+
+    @staticmethod
+    def _cacheable(ctx: ServerRequestContext[Any, Any]) -> bool:
+        if any(key != "_meta" for key in ctx.params or {}):
+            return False
+        return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session.client_params is not None
+
+
 def build_server(
     registry: ToolRegistry,
     *,
@@ -167,4 +200,5 @@ def build_server(
     )
     if not opentelemetry:
         server.middleware = [m for m in server.middleware if type(m).__name__ != "OpenTelemetryMiddleware"]
+    server.middleware.append(_ListToolsWireCache(handlers))
     return server

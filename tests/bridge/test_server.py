@@ -431,7 +431,24 @@ async def test_opentelemetry_middleware_is_kept_unless_dropped() -> None:
 
     kept = build_server(single(run), name="s", version="1")
     dropped = build_server(single(run), name="s", version="1", opentelemetry=False)
-    assert [type(m).__name__ for m in kept.middleware] == ["OpenTelemetryMiddleware"]
-    assert dropped.middleware == []
+    assert [type(m).__name__ for m in kept.middleware] == ["OpenTelemetryMiddleware", "_ListToolsWireCache"]
+    assert [type(m).__name__ for m in dropped.middleware] == ["_ListToolsWireCache"]
     async with connect(single(run), opentelemetry=False) as client:
         assert text_of(await client.call_tool("t", {})) == "ok"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_repeated_tools_list_is_identical_and_follows_registry_changes(mode: str) -> None:
+    async def run(args: dict[str, Any], ctx: ToolContext) -> str:
+        return "ok"
+
+    registry = single(run)
+    server = build_server(registry, name="s", version="1")
+    async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+        first = await client.list_tools(cache_mode="bypass")
+        second = await client.list_tools(cache_mode="bypass")
+        assert first.tools == second.tools
+        registry.add(Tool(name="added", run=run, description="new"))
+        third = await client.list_tools(cache_mode="bypass")
+    assert [t.name for t in third.tools] == ["t", "added"]
