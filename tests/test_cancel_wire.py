@@ -1,0 +1,107 @@
+"""Cancellation on the real wire: `mcp-bridge serve` over stdio, a slow upstream on 127.0.0.1.
+
+Raw JSON-RPC, so the test sees every line the server writes: after `notifications/cancelled`
+the upstream request is closed and no response is ever written for the cancelled id.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+import uvicorn
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from bridge.demo_upstream import DEMO_API_KEY, PetStore, create_app
+from tests.golden import GENERATED_DIR, ROOT
+
+pytestmark = pytest.mark.anyio
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@asynccontextmanager
+async def pet_store() -> AsyncIterator[tuple[int, PetStore]]:
+    store = PetStore()
+    port = _free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    )
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve)
+        with anyio.fail_after(10):
+            while not server.started:
+                await anyio.sleep(0.01)
+        try:
+            yield port, store
+        finally:
+            server.should_exit = True
+
+
+class RawClient:
+    def __init__(self, process: Process) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self._stdin = process.stdin
+        self._stdout = BufferedByteReceiveStream(process.stdout)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self._stdin.send((json.dumps(message) + "\n").encode())
+
+    async def receive(self) -> dict[str, Any]:
+        line = await self._stdout.receive_until(b"\n", 1 << 24)
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+
+async def test_cancelled_call_closes_the_upstream_request_and_gets_no_response() -> None:
+    async with pet_store() as (port, store):
+        env = {"PETSTORE_BASE_URL": f"http://127.0.0.1:{port}/v1", "PETSTORE_API_KEY": DEMO_API_KEY, "PATH": ""}
+        command = [sys.executable, "-m", "bridge", "serve", str(GENERATED_DIR / "petstore")]
+        async with await anyio.open_process(command, env=env, cwd=ROOT, stderr=None) as process:
+            client = RawClient(process)
+            try:
+                with anyio.fail_after(20):
+                    await client.send(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": 1,
+                            "method": "initialize",
+                            "params": {
+                                "protocolVersion": "2025-11-25",
+                                "capabilities": {},
+                                "clientInfo": {"name": "raw", "version": "1"},
+                            },
+                        }
+                    )
+                    assert (await client.receive())["id"] == 1
+                    await client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+                    await client.send(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": 2,
+                            "method": "tools/call",
+                            "params": {"name": "waitForAdoption", "arguments": {"petId": 1}},
+                        }
+                    )
+                    await store.waiting_started.wait()
+                    await client.send(
+                        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}
+                    )
+                    await store.waiting_aborted.wait()
+                    await client.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+                    reply = await client.receive()
+                assert reply == {"jsonrpc": "2.0", "id": 3, "result": {}}
+            finally:
+                process.kill()
