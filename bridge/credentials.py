@@ -21,8 +21,25 @@ mutualTLS / unsupported      never satisfiable                              —
 An operation lists alternatives (``HttpBinding.security``). The first alternative whose
 credentials are all configured is used; an empty alternative allows anonymous access and is used
 only when no other alternative is configured. Error messages name environment variables, never
-values, and :meth:`Credentials.redact` removes every configured secret (plus its URL-encoded and
-HTTP-basic forms, and fetched access tokens) from any text.
+values.
+
+Redaction (P26). :meth:`Credentials.redact` is applied by the bridge to every text that leaves it
+and may carry upstream data or request details: tool results (success bodies included: an API that
+echoes the request is still upstream data), error messages, error bodies and log records. It
+replaces with ``***``:
+
+- every configured secret (API keys, tokens, passwords, client secrets), in its plain,
+  URL-encoded (``%XX`` and ``+``), JSON-escaped and HTTP-basic (base64 ``user:password``) forms,
+  and every OAuth2 access token the bridge fetched (the last 32);
+- whatever the values, the structural spellings of credentials (:func:`scrub`): URL userinfo
+  (``https://user:pw@host`` → ``https://***@host``), token-like query parameters
+  (``access_token``, ``api_key``, ``token``, ``sig``, ``X-Amz-Signature``… see
+  :data:`TOKEN_QUERY_PARAMS`), ``Authorization``/``Proxy-Authorization``/``Cookie``/
+  ``Set-Cookie``/``X-API-Key`` header lines and JSON members, and ``Bearer`` tokens of 16+
+  characters.
+
+The structural rules mean a pre-signed URL in an API answer loses its signature; the model could
+not fetch it through the bridge anyway (no argument is ever used as a URL).
 """
 
 from __future__ import annotations
@@ -46,12 +63,15 @@ from bridge.binding import Catalogue, SchemeUse, SecurityScheme
 from bridge.errors import CredentialsError
 
 __all__ = [
+    "CREDENTIAL_HEADERS",
     "DEFAULT_TOKEN_EXPIRY_MARGIN",
     "DEFAULT_TOKEN_LIFETIME",
     "DEFAULT_TOKEN_RESPONSE_BYTES",
     "DEFAULT_TOKEN_TIMEOUT",
+    "TOKEN_QUERY_PARAMS",
     "CredentialParts",
     "Credentials",
+    "scrub",
 ]
 
 logger = logging.getLogger(__name__)
@@ -69,6 +89,63 @@ Role = Literal["value", "token", "username", "password", "client_id", "client_se
 _SECRET_ROLES: frozenset[str] = frozenset({"value", "token", "password", "client_secret"})
 _REMEMBERED_TOKENS = 32  # fetched tokens kept for redaction
 _HEADER_SAFE = re.compile(r"[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*")
+
+TOKEN_QUERY_PARAMS: tuple[str, ...] = (
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "token",
+    "auth",
+    "api_key",
+    "apikey",
+    "api-key",
+    "key",
+    "sig",
+    "signature",
+    "secret",
+    "client_secret",
+    "password",
+    "passwd",
+    "session",
+    "x-amz-signature",
+    "x-amz-credential",
+    "x-amz-security-token",
+    "x-goog-signature",
+    "x-goog-credential",
+)
+"""Query parameter names whose values :func:`scrub` hides in any URL (case-insensitive)."""
+CREDENTIAL_HEADERS: tuple[str, ...] = ("authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key")
+"""Header names whose values :func:`scrub` hides in header-like lines and JSON members."""
+
+_NAMES = "|".join(re.escape(n) for n in CREDENTIAL_HEADERS)
+_SCRUBS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # scheme://user:password@host  ->  scheme://***@host
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,20}://)[^\s/?#@\"'<>]+@"), r"\1***@"),
+    # ?access_token=…&sig=…  ->  ?access_token=***&sig=***
+    (
+        re.compile(r"(?i)([?&;](?:" + "|".join(re.escape(n) for n in TOKEN_QUERY_PARAMS) + r")=)[^&;#\s\"'<>]+"),
+        r"\1***",
+    ),
+    # "Authorization": "…"  (JSON members, any case; escaped quotes inside the value included)
+    (re.compile(r'(?i)("(?:' + _NAMES + r')"\s*:\s*)"(?:[^"\\]|\\.)*"'), r'\1"***"'),
+    # 'Authorization': '…'  (Python reprs of header dicts)
+    (re.compile(r"(?i)('(?:" + _NAMES + r")'\s*:\s*)'(?:[^'\\]|\\.)*'"), r"\1'***'"),
+    # Authorization: …  (a header line, up to its end)
+    (re.compile(r"(?im)^([ \t]*(?:" + _NAMES + r")[ \t]*:[ \t]*)[^\r\n]+"), r"\1***"),
+    # Bearer eyJhbGciOi…  (long enough not to be a word)
+    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9\-._~+/]{16,}=*"), r"\1***"),
+)
+
+
+def scrub(text: str) -> str:
+    """``text`` with structural credential spellings replaced by ``***`` (values not needed).
+
+    Covers URL userinfo, token-like query parameters (:data:`TOKEN_QUERY_PARAMS`), credential
+    header lines and JSON members (:data:`CREDENTIAL_HEADERS`) and long ``Bearer`` tokens.
+    """
+    for pattern, replacement in _SCRUBS:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,10 +488,13 @@ class Credentials:
         self._redact_pattern = re.compile("|".join(re.escape(f) for f in ordered))
 
     def redact(self, text: str) -> str:
-        """``text`` with every configured secret (and its encoded forms) replaced by ``***``."""
-        if self._redact_pattern is None or not text:
+        """``text`` with every configured secret (and its encoded forms) and every structural
+        credential spelling (:func:`scrub`) replaced by ``***``."""
+        if not text:
             return text
-        return self._redact_pattern.sub("***", text)
+        if self._redact_pattern is not None:
+            text = self._redact_pattern.sub("***", text)
+        return scrub(text)
 
     @property
     def has_secrets(self) -> bool:

@@ -9,7 +9,10 @@
     │       ├── UpstreamStatusError      4xx/5xx answer
     │       ├── UpstreamTimeout          connect/read timeout or overall deadline
     │       ├── ResponseTooLarge         the body exceeded the byte cap
-    │       └── UnsafeRequestError       the built request would leave the configured origin or path
+    │       ├── UnsafeRequestError       the built request would leave the configured origin or path
+    │       └── UpstreamBusy             the bridge's own limits refused the call (nothing was sent)
+    │           ├── TooManyConcurrentCalls   every upstream slot stayed busy for ``max_queue_wait``
+    │           └── RateLimitExceeded        the operation's calls-per-second limit was reached
     └── PackageError             a generated package cannot be loaded
 
 ``mcp.MCPError`` (re-exported by ``bridge``) is the one way to answer with a JSON-RPC error instead.
@@ -66,3 +69,19 @@ class ResponseTooLarge(UpstreamError):
 
 class UnsafeRequestError(UpstreamError):
     """The built request would not go to the configured origin and operation path."""
+
+
+class UpstreamBusy(UpstreamError):
+    """The bridge refused the call to protect the upstream; nothing was sent. Retrying later may work."""
+
+
+class TooManyConcurrentCalls(UpstreamBusy):
+    """Every concurrent-call slot stayed busy for the whole queue wait."""
+
+
+class RateLimitExceeded(UpstreamBusy):
+    """The operation's calls-per-second limit was reached."""
+
+    def __init__(self, message: str, *, retry_after: float = 0.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

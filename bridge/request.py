@@ -4,7 +4,11 @@
 arguments (serialisation rules in :mod:`bridge.styles`), then re-parses the final URL and checks
 that its scheme, host and port are the base URL's and that its path is the base path plus the
 template with only its slots filled. Anything else raises :class:`UnsafeRequestError` and nothing
-is sent. No argument is ever used as a URL, a header name or a cookie name.
+is sent. No argument is ever used as a URL, a header name or a cookie name. Path values that are
+empty, ``.``/``..`` or contain a ``.``/``..`` component between slashes (in any percent-encoded
+spelling) are refused as :class:`InvalidArgumentsError` (see :mod:`bridge.styles`).
+:func:`check_prepared` repeats the URL checks and checks header names and values once more right
+before :class:`~bridge.upstream.Upstream` sends, so a request altered after building is refused too.
 
 Header parameters named in :data:`FORBIDDEN_HEADERS` (or starting with ``X-Forwarded-``) are never
 sent even if a binding declares them: generated tools do not expose them as arguments, so a
@@ -32,6 +36,7 @@ from bridge.binding import BodyBinding, HttpBinding, ParamBinding, ServerSpec
 from bridge.credentials import CredentialParts
 from bridge.errors import BridgeError, InvalidArgumentsError, UnsafeRequestError
 from bridge.styles import (
+    has_dot_component,
     is_dot_segment,
     primitive_text,
     query_string,
@@ -44,9 +49,11 @@ from bridge.styles import (
 __all__ = [
     "DEFAULT_ACCEPT",
     "FORBIDDEN_HEADERS",
+    "FRAMING_HEADERS",
     "ConfigurationError",
     "PreparedRequest",
     "build_request",
+    "check_prepared",
     "decode_file",
     "origin_of",
     "resolve_base_url",
@@ -77,6 +84,30 @@ FORBIDDEN_HEADERS: frozenset[str] = frozenset(
     }
 )
 """Header parameters never sent from arguments (lower case); ``X-Forwarded-*`` too."""
+
+FRAMING_HEADERS: frozenset[str] = frozenset(
+    {
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "te",
+        "trailer",
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "upgrade",
+        "expect",
+        "forwarded",
+        "via",
+        "x-real-ip",
+    }
+)
+"""Headers no prepared request may carry at all (httpx sets framing itself); ``X-Forwarded-*`` too.
+
+Unlike :data:`FORBIDDEN_HEADERS` this leaves out ``Authorization``/``Cookie``/``Accept``/
+``Content-Type``, which the bridge itself adds (credentials, cookies, content negotiation).
+"""
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _SLOT = re.compile(r"\{([^{}/]+)\}")
@@ -338,10 +369,11 @@ def _fill_template(
             pos = match.end()
         pieces.append(quote(raw_segment[pos:], safe=_TEMPLATE_SAFE))
         segment = "".join(pieces)
-        if has_slot and is_dot_segment(segment):
+        if has_slot and (is_dot_segment(segment) or has_dot_component(segment)):
             names = ", ".join(f'"{p.arg}"' for p in params.values())
             raise InvalidArgumentsError(
-                f"The path arguments ({names}) would produce an empty, '.' or '..' path segment; pass real values."
+                f"The path arguments ({names}) would produce an empty, '.' or '..' path segment (or one with '.' "
+                "or '..' between slashes); pass real values."
             )
         filled.append(segment)
         segments.append(None if has_slot else segment)
@@ -375,11 +407,45 @@ def _assemble(
         raise unsafe
     for actual, expected in zip(got, segments, strict=True):
         if expected is None:
-            if is_dot_segment(actual) or "/" in actual or "?" in actual or "#" in actual:
+            if is_dot_segment(actual) or has_dot_component(actual) or "/" in actual or "?" in actual or "#" in actual:
                 raise unsafe
         elif actual != expected:
             raise unsafe
     return url
+
+
+def check_prepared(request: PreparedRequest, base_url: httpx.URL) -> None:
+    """Re-check a prepared request just before it is sent (defence in depth for P13 and P16).
+
+    A request made by :func:`build_request` always passes. One altered afterwards (a hook using
+    ``dataclasses.replace``, a bug) is refused when its URL is not the one its path, query and
+    template describe, when it leaves ``base_url``'s origin or base path, or when a header name or
+    value could change the request's framing.
+
+    Raises:
+        UnsafeRequestError: nothing must be sent.
+    """
+    op = request.operation
+    unsafe = UnsafeRequestError(f"{op}: the request failed the final safety check; nothing was sent.")
+    if origin_of(request.base_url) != origin_of(base_url) or origin_of(request.url) != origin_of(base_url):
+        raise unsafe
+    prefix = _base_path(base_url)
+    if _base_path(request.base_url) != prefix or not request.path.startswith(prefix + "/"):
+        raise unsafe
+    rebuilt = _assemble(request.base_url, request.path, request.query, request.template_segments, op)
+    if rebuilt.raw_path != request.url.raw_path or request.url.userinfo or request.url.fragment:
+        raise unsafe
+    if not _TOKEN.fullmatch(request.method):
+        raise unsafe
+    for name, value in request.headers:
+        lowered = name.lower()
+        if (
+            not _TOKEN.fullmatch(name)
+            or not _HEADER_VALUE.fullmatch(value)
+            or lowered in FRAMING_HEADERS
+            or lowered.startswith("x-forwarded-")
+        ):
+            raise unsafe
 
 
 # ---------------------------------------------------------------------------------------- bodies
@@ -407,7 +473,9 @@ def _build_body(body: BodyBinding, args: Mapping[str, Any]) -> tuple[bytes, str]
             return None
         label = body.arg
     else:
-        present = {f.wire: args[f.arg] for f in body.fields if args.get(f.arg) is not None}
+        # An explicit null is sent in JSON (the schema allowed it: "clear this field"); forms have no null.
+        keep_null = _is_json(media)
+        present = {f.wire: args[f.arg] for f in body.fields if f.arg in args and (keep_null or args[f.arg] is not None)}
         if not present and not body.required:
             return None
         value = present

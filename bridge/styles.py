@@ -32,7 +32,12 @@ request's structure):
 - The query string is built here, not by httpx ``params=``, which would encode again with its
   own rules (for example ``%`` in a reserved value, or our ``%20`` delimiters).
 - Path values that are empty, ``.`` or ``..`` (also when spelled ``%2e`` etc., at any depth of
-  percent-encoding) are refused: they would change the number of path segments.
+  percent-encoding) are refused: they would change the number of path segments. So are values
+  with a ``.`` or ``..`` *component* between ``/`` or ``\\`` (``../admin``, ``a/./b``,
+  ``..%2fadmin``, ``..;x``, fullwidth ``．．``): the bridge sends them as one encoded segment, but
+  an upstream or a proxy in front of it that decodes ``%2F`` and then normalises dot segments
+  (Envoy ``UNESCAPE_AND_REDIRECT``, some frameworks) would climb out of the operation's path.
+  Other separators are simply encoded (``a/b`` → ``a%2Fb``).
 - Header values must be visible ASCII, space or tab; anything else (CR, LF, NUL, DEL, other
   controls, non-ASCII) is refused before a request exists. Header values are not percent-encoded.
 - Booleans are ``true``/``false``; ``null`` means "not sent"; integral floats are sent as
@@ -46,6 +51,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, unquote
@@ -57,6 +63,7 @@ __all__ = [
     "RESERVED",
     "check_header_value",
     "encode_value",
+    "has_dot_component",
     "is_dot_segment",
     "primitive_text",
     "query_string",
@@ -73,6 +80,8 @@ _RESERVED_SAFE = "".join(ch for ch in RESERVED if ch not in _ALWAYS_ENCODED)
 _PCT_TRIPLE = re.compile(r"%[0-9A-Fa-f]{2}")
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 _MAX_DECODE_ROUNDS = 8
+_SEPARATORS = re.compile(r"[/\\]")
+_OVERLONG_DOT = re.compile(r"%c0%ae|%e0%80%ae", re.IGNORECASE)
 _SHOWN_VALUE_CHARS = 60
 
 
@@ -127,6 +136,30 @@ def is_dot_segment(text: str) -> bool:
     return True  # absurd nesting of encodings: refuse rather than guess
 
 
+def _is_dot(component: str) -> bool:
+    core = component.split(";", 1)[0]  # "..;x" is ".." to servlet containers
+    return core in (".", "..") or unicodedata.normalize("NFKC", core) in (".", "..")
+
+
+def has_dot_component(text: str) -> bool:
+    """True when ``text`` has a ``.``/``..`` component between ``/`` or ``\\``, at any decoding depth.
+
+    Each of up to 8 percent-decodings is split on ``/`` and ``\\``; a component counts as a dot
+    component when it is ``.`` or ``..`` before any ``;`` parameter or after NFKC normalisation.
+    Overlong UTF-8 spellings of ``.`` (``%c0%ae``) count too. Too many encoding layers count as
+    a dot component (refuse rather than guess).
+    """
+    current = text
+    for _ in range(_MAX_DECODE_ROUNDS):
+        if _OVERLONG_DOT.search(current) or any(_is_dot(c) for c in _SEPARATORS.split(current)):
+            return True
+        decoded = unquote(current)
+        if decoded == current:
+            return False
+        current = decoded
+    return True
+
+
 def _content_text(param: ParamBinding, value: Any, *, ascii_only: bool = False) -> str:
     media = (param.content_type or "").split(";")[0].strip().lower()
     if isinstance(value, str) and not (media == "application/json" or media.endswith("+json")):
@@ -171,6 +204,8 @@ def serialize_path(param: ParamBinding, value: Any) -> str:
     style, explode, name = param.style or "simple", param.explode, quote(param.wire, safe="")
 
     def enc(text: str) -> str:
+        if has_dot_component(text):
+            raise _dot_path(param, text)
         return quote(text, safe="")
 
     if isinstance(value, Mapping):
@@ -211,12 +246,16 @@ def serialize_path(param: ParamBinding, value: Any) -> str:
 
 
 def _check_path_text(param: ParamBinding, text: str) -> None:
-    if is_dot_segment(text):
-        raise InvalidArgumentsError(
-            f'Argument "{param.arg}" cannot be {_shown(text)}: a path value must not be empty, "." or ".." '
-            "(also when percent-encoded), because that would change which URL is called. "
-            "Pass the actual identifier."
-        )
+    if is_dot_segment(text) or has_dot_component(text):
+        raise _dot_path(param, text)
+
+
+def _dot_path(param: ParamBinding, text: str) -> InvalidArgumentsError:
+    return InvalidArgumentsError(
+        f'Argument "{param.arg}" cannot be {_shown(text)}: a path value must not be empty, "." or "..", nor '
+        'contain "." or ".." between slashes (also when percent-encoded), because that would change which URL '
+        "is called. Pass the actual identifier."
+    )
 
 
 def _empty_path(param: ParamBinding) -> InvalidArgumentsError:

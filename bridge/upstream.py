@@ -1,27 +1,43 @@
-"""The upstream API: one pooled httpx client per server, bounded in time and in bytes.
+"""The upstream API: one pooled httpx client per server, bounded in time, bytes and concurrency.
 
 Every call has httpx connect/read/write/pool timeouts *and* an overall deadline
-(``anyio.fail_after``) covering redirects and the whole body read, because httpx timeouts are
-per operation (a server dripping one byte at a time never trips them).
+(``anyio.fail_after``) covering the wait for a concurrency slot, every attempt, the waits between
+retries, redirects and the whole body read, because httpx timeouts are per operation (a server
+dripping one byte at a time never trips them).
+
+Before anything is sent, :func:`~bridge.request.check_prepared` re-checks the request (origin,
+base path, path template, header names and values). The call then takes a slot of the
+:class:`~bridge.limits.ConcurrencyLimit` (``max_concurrent_calls``, waiting at most
+``max_queue_wait``) and a token of the per-operation :class:`~bridge.limits.RateLimit` (off by
+default); refusals are tool errors and nothing is sent.
+
+Retries are off by default (``retries=0``); when on, :class:`~bridge.retry.RetryPolicy` decides
+from the HTTP method and the failure (connect failures for every method; after sending only
+GET/HEAD/OPTIONS/PUT/DELETE, on read errors and 429/502/503/504; never POST/PATCH), with
+jittered exponential backoff and ``Retry-After`` honoured only within the deadline.
 
 Bodies are streamed and capped on *decoded* bytes. ``Accept-Encoding`` is pinned to
-``gzip, deflate`` (httpx's own default when brotli/zstandard are not installed), and the bridge
-decompresses the raw stream itself with ``zlib``'s ``max_length``, so a compression bomb never
-expands past the cap in memory. A server that sends another encoding anyway is decoded by httpx
-with the cap counted on ``aiter_bytes()``. A 2xx/3xx body over the cap raises
-:class:`ResponseTooLarge`; a 4xx/5xx body is cut at ``max_error_body_bytes`` (only an excerpt is
-shown to the model anyway).
+``gzip, deflate`` and the bridge decompresses the raw stream itself with ``zlib``'s
+``max_length``, so a compression bomb never expands past the cap in memory. A body with any
+other ``Content-Encoding`` (``br``, ``zstd``, or stacked codings such as ``gzip, gzip``, which
+httpx would expand a whole network read at a time) is not decoded: a success body is refused
+and an error body is dropped. A 2xx/3xx body over the cap raises :class:`ResponseTooLarge`; a
+4xx/5xx body is cut at ``max_error_body_bytes`` after secrets are redacted from a slightly longer
+read, so a secret straddling the cut cannot leave a readable prefix.
 
 Redirects are never followed by httpx. The bridge follows a redirect itself only when the target
 has the base URL's origin and stays under its base path (at most ``max_redirects`` hops);
 otherwise the call fails with a tool error naming the other origin.
 
 Nothing from the MCP client's request is forwarded: requests are built from the tool's binding,
-arguments and the bridge's own credentials; the client keeps no cookies between calls.
+arguments and the bridge's own credentials; the client keeps no cookies between calls. Log
+records of httpx/httpcore and of every root handler present when the upstream is created pass
+through ``redact`` (message, arguments and formatted traceback).
 """
 
 from __future__ import annotations
 
+import functools
 import http
 import http.cookiejar
 import logging
@@ -35,15 +51,27 @@ import anyio
 import httpx
 
 from bridge.errors import ResponseTooLarge, UnsafeRequestError, UpstreamError, UpstreamTimeout
-from bridge.request import PreparedRequest, origin_of
+from bridge.limits import ConcurrencyLimit, RateLimit
+from bridge.request import PreparedRequest, check_prepared, origin_of
+from bridge.retry import (
+    DEFAULT_BACKOFF_BASE,
+    DEFAULT_BACKOFF_MAX,
+    RETRY_STATUSES,
+    RetryPolicy,
+    parse_retry_after,
+    phase_of,
+)
 
 __all__ = [
     "ACCEPT_ENCODING",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_DEADLINE",
+    "DEFAULT_MAX_CONCURRENT_CALLS",
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_ERROR_BODY_BYTES",
     "DEFAULT_MAX_KEEPALIVE_CONNECTIONS",
+    "DEFAULT_MAX_QUEUED_CALLS",
+    "DEFAULT_MAX_QUEUE_WAIT",
     "DEFAULT_MAX_REDIRECTS",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_POOL_TIMEOUT",
@@ -62,13 +90,20 @@ DEFAULT_READ_TIMEOUT = 30.0
 DEFAULT_WRITE_TIMEOUT = 30.0
 DEFAULT_POOL_TIMEOUT = 10.0
 DEFAULT_DEADLINE = 60.0
-"""Overall seconds for one tool call's HTTP exchange, redirects and body included."""
+"""Overall seconds for one tool call's HTTP exchange: queueing, every attempt and retry wait,
+redirects and the body."""
 DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
 """Largest decoded success body (1 MiB, as APISIX's openapi-to-mcp)."""
 DEFAULT_MAX_ERROR_BODY_BYTES = 16 * 1024
-"""Decoded bytes read from a 4xx/5xx body before it is cut."""
+"""Decoded bytes kept from a 4xx/5xx body."""
 DEFAULT_MAX_REDIRECTS = 5
-DEFAULT_MAX_CONNECTIONS = 20
+DEFAULT_MAX_CONCURRENT_CALLS = 32
+"""Upstream calls of one API in flight at once."""
+DEFAULT_MAX_QUEUE_WAIT = 1.0
+"""Seconds a call waits for a free slot before it fails with "too many concurrent calls"."""
+DEFAULT_MAX_QUEUED_CALLS = 256
+"""Calls allowed to wait for a slot; beyond that they fail at once."""
+DEFAULT_MAX_CONNECTIONS = DEFAULT_MAX_CONCURRENT_CALLS
 DEFAULT_MAX_KEEPALIVE_CONNECTIONS = 10
 
 try:
@@ -78,22 +113,26 @@ except metadata.PackageNotFoundError:  # pragma: no cover - running from a sourc
 USER_AGENT = f"mcp-bridge/{_VERSION}"
 
 ACCEPT_ENCODING = "gzip, deflate"
-"""What httpx sends by default without brotli/zstandard installed; pinned so every compressed body
-goes through the bounded zlib decoder even if those packages appear later."""
+"""The only codings the bridge decodes (bounded, with zlib); pinned so httpx never advertises
+brotli/zstandard even if those packages are installed."""
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _ZLIB_ENCODINGS = frozenset({"gzip", "x-gzip", "deflate"})
+_REDACT_SLACK = 4096
+"""Extra error-body bytes read so that a secret straddling the cut is redacted before cutting."""
 
 
 @dataclass(frozen=True, slots=True)
 class HttpSettings:
-    """Limits and timeouts of upstream calls (seconds and bytes)."""
+    """Limits, timeouts and retry rules of upstream calls (seconds and bytes)."""
 
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     read_timeout: float = DEFAULT_READ_TIMEOUT
+    """Longest silence between two reads (not the whole body: that is ``deadline``)."""
     write_timeout: float = DEFAULT_WRITE_TIMEOUT
     pool_timeout: float = DEFAULT_POOL_TIMEOUT
     deadline: float = DEFAULT_DEADLINE
+    """Overall seconds per call, all attempts, waits and redirects included."""
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     max_error_body_bytes: int = DEFAULT_MAX_ERROR_BODY_BYTES
     max_redirects: int = DEFAULT_MAX_REDIRECTS
@@ -102,10 +141,49 @@ class HttpSettings:
     max_keepalive_connections: int = DEFAULT_MAX_KEEPALIVE_CONNECTIONS
     trust_env: bool = True
     """Let httpx read proxy and CA settings (``HTTPS_PROXY``, ``SSL_CERT_FILE``…) from the environment."""
+    max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS
+    """Calls to this API in flight at once; more wait up to ``max_queue_wait``, then fail."""
+    max_queue_wait: float = DEFAULT_MAX_QUEUE_WAIT
+    max_queued_calls: int = DEFAULT_MAX_QUEUED_CALLS
+    max_calls_per_second: float = 0.0
+    """Per-operation rate limit (token bucket, burst = ceil(rate)); 0 turns it off."""
+    retries: int = 0
+    """Extra attempts after a retryable failure (see :mod:`bridge.retry`); 0 turns retries off."""
+    retry_backoff: float = DEFAULT_BACKOFF_BASE
+    """Seconds: bound of the first jittered backoff; it doubles per attempt up to ``retry_backoff_max``."""
+    retry_backoff_max: float = DEFAULT_BACKOFF_MAX
+    retry_statuses: frozenset[int] = RETRY_STATUSES
+
+    def __post_init__(self) -> None:
+        positive = {
+            "connect_timeout": self.connect_timeout,
+            "read_timeout": self.read_timeout,
+            "write_timeout": self.write_timeout,
+            "pool_timeout": self.pool_timeout,
+            "deadline": self.deadline,
+        }
+        for name, value in positive.items():
+            if not value > 0:
+                raise ValueError(f"HttpSettings.{name} must be a positive number of seconds, not {value!r}.")
+        if self.max_response_bytes < 1 or self.max_error_body_bytes < 0 or self.max_redirects < 0:
+            raise ValueError("HttpSettings byte limits must be positive and max_redirects not negative.")
+        if self.max_concurrent_calls < 1 or self.max_connections < 1:
+            raise ValueError("HttpSettings.max_concurrent_calls and max_connections must be at least 1.")
+        if self.max_queue_wait < 0 or self.max_queued_calls < 0 or self.max_calls_per_second < 0:
+            raise ValueError("HttpSettings queue and rate limits must not be negative.")
+        self.retry_policy()  # validates the retry fields
 
     def timeout(self) -> httpx.Timeout:
         return httpx.Timeout(
             connect=self.connect_timeout, read=self.read_timeout, write=self.write_timeout, pool=self.pool_timeout
+        )
+
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(
+            retries=self.retries,
+            backoff_base=self.retry_backoff,
+            backoff_max=self.retry_backoff_max,
+            statuses=frozenset(self.retry_statuses),
         )
 
 
@@ -122,11 +200,21 @@ class UpstreamResponse:
     truncated: bool = False
     """True when a 4xx/5xx body was cut at ``max_error_body_bytes``."""
     elapsed: float = 0.0
+    attempts: int = 1
+    """Attempts made (more than 1 only with retries on)."""
 
     @property
     def content_type(self) -> str:
         value: str = self.headers.get("content-type", "")
         return value
+
+
+@dataclass(frozen=True, slots=True)
+class _Retry:
+    """An answer (429/502/503/504) that will be retried after ``wait`` seconds."""
+
+    status: int
+    wait: float
 
 
 def _no_redact(text: str) -> str:
@@ -141,7 +229,10 @@ class _RefuseAll(http.cookiejar.DefaultCookiePolicy):
 
 
 class _RedactingFilter(logging.Filter):
-    """Scrubs secrets out of httpx's own log lines (it logs full URLs, API keys in queries included)."""
+    """Scrubs secrets out of log records: message, arguments, traceback and stack text.
+
+    httpx logs full URLs (API keys in queries included); a traceback may quote a URL or a header.
+    """
 
     def __init__(self, redact: Callable[[str], str]) -> None:
         super().__init__()
@@ -151,21 +242,40 @@ class _RedactingFilter(logging.Filter):
         try:
             message = record.getMessage()
         except (TypeError, ValueError):
-            return True
+            message = str(record.msg)
         redacted = self._redact(message)
-        if redacted != message:
+        if redacted != message or record.args:
             record.msg, record.args = redacted, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self._redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self._redact(record.stack_info)
         return True
 
 
 _HTTPX_LOGGERS = ("httpx", "httpcore")
 
 
+class _CallState:
+    """Mutable facts about one call, for error messages."""
+
+    __slots__ = ("attempts",)
+
+    def __init__(self) -> None:
+        self.attempts = 0
+
+    def note(self) -> str:
+        return f" ({self.attempts} attempts)" if self.attempts > 1 else ""
+
+
 class Upstream:
     """The upstream server at ``base_url``: one shared ``httpx.AsyncClient`` (pooled connections).
 
     ``transport`` replaces the network (tests use ``httpx.ASGITransport``). ``redact`` scrubs
-    secrets out of error messages.
+    secrets out of error messages, error bodies and logs. ``name`` is how messages name the API
+    (default: the base URL's host).
     """
 
     def __init__(
@@ -175,12 +285,22 @@ class Upstream:
         settings: HttpSettings | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         redact: Callable[[str], str] = _no_redact,
+        name: str | None = None,
     ) -> None:
         self.base_url = httpx.URL(base_url)
         self.settings = settings or HttpSettings()
         self._redact = redact
         self._origin = origin_of(self.base_url)
         self._base_path = self.base_url.path.rstrip("/")
+        self.name = name or self.base_url.host
+        self.limit = ConcurrencyLimit(
+            self.settings.max_concurrent_calls,
+            self.settings.max_queue_wait,
+            max_waiting=self.settings.max_queued_calls,
+            label=self.name,
+        )
+        self.rate_limit = RateLimit(self.settings.max_calls_per_second)
+        self.retry_policy = self.settings.retry_policy()
         self._client = httpx.AsyncClient(
             transport=transport,
             timeout=self.settings.timeout(),
@@ -194,9 +314,12 @@ class Upstream:
             trust_env=self.settings.trust_env,
         )
         self._log_filter = _RedactingFilter(redact) if redact is not _no_redact else None
+        self._filtered: list[logging.Logger | logging.Handler] = []
         if self._log_filter is not None:
-            for name in _HTTPX_LOGGERS:
-                logging.getLogger(name).addFilter(self._log_filter)
+            self._filtered.extend(logging.getLogger(name) for name in _HTTPX_LOGGERS)
+            self._filtered.extend(logging.getLogger().handlers)
+            for target in self._filtered:
+                target.addFilter(self._log_filter)
 
     async def __aenter__(self) -> Upstream:
         return self
@@ -206,8 +329,9 @@ class Upstream:
 
     async def aclose(self) -> None:
         if self._log_filter is not None:
-            for name in _HTTPX_LOGGERS:
-                logging.getLogger(name).removeFilter(self._log_filter)
+            for target in self._filtered:
+                target.removeFilter(self._log_filter)
+            self._filtered.clear()
         await self._client.aclose()
 
     def _origin_text(self, url: httpx.URL) -> str:
@@ -218,41 +342,111 @@ class Upstream:
         """Send ``request``; return the response with its capped body.
 
         Raises:
+            UnsafeRequestError: the request failed the final check (wrong origin, path or header).
+            TooManyConcurrentCalls: no concurrency slot within ``max_queue_wait``; nothing was sent.
+            RateLimitExceeded: the operation's rate limit was reached; nothing was sent.
             UpstreamTimeout: a timeout or the overall deadline was reached.
             ResponseTooLarge: a success body exceeded ``max_response_bytes``.
-            UnsafeRequestError: the request does not go to this upstream's origin.
             UpstreamError: connection failure, bad redirect or undecodable body.
         """
         op = request.operation
+        check_prepared(request, self.base_url)
+        self.rate_limit.take(op)
         started = time.monotonic()
+        state = _CallState()
         try:
             with anyio.fail_after(self.settings.deadline):
-                response = await self._send_following(request)
+                async with self.limit.slot():
+                    response = await self._send_with_retries(request, started, state)
         except TimeoutError:
             raise UpstreamTimeout(
-                f"{op}: the API did not finish answering within {self.settings.deadline:g} s. "
+                f"{op}: the API did not finish answering within {self.settings.deadline:g} s{state.note()}. "
                 "Try again later, or ask for less data."
             ) from None
         except httpx.TimeoutException as exc:
             raise UpstreamTimeout(
-                f"{op}: the API did not answer in time ({_timeout_kind(exc)}). Try again later."
+                f"{op}: the API did not answer in time ({_timeout_kind(exc)}){state.note()}. Try again later."
             ) from None
         except httpx.ConnectError:
             raise UpstreamError(
-                f"{op}: could not connect to the API at {self._origin_text(self.base_url)}. "
+                f"{op}: could not connect to the API at {self._origin_text(self.base_url)}{state.note()}. "
                 "It may be down, or the configured base URL may be wrong."
             ) from None
         except httpx.DecodingError:
             raise UpstreamError(f"{op}: the API's response could not be decoded.") from None
         except httpx.HTTPError as exc:
             raise UpstreamError(
-                f"{op}: the connection to the API failed ({type(exc).__name__}). Try again later."
+                f"{op}: the connection to the API failed ({type(exc).__name__}){state.note()}. Try again later."
             ) from None
         elapsed = time.monotonic() - started
-        logger.debug("%s -> %d (%.0f ms, %d bytes)", op, response.status, elapsed * 1000, len(response.content))
+        logger.debug(
+            "%s -> %d (%.0f ms, %d bytes, %d attempt(s))",
+            op,
+            response.status,
+            elapsed * 1000,
+            len(response.content),
+            response.attempts,
+        )
         return replace(response, elapsed=elapsed)
 
-    async def _send_following(self, prepared: PreparedRequest) -> UpstreamResponse:
+    # ------------------------------------------------------------------------------- attempts
+
+    def _remaining(self, started: float) -> float:
+        return self.settings.deadline - (time.monotonic() - started)
+
+    async def _send_with_retries(self, request: PreparedRequest, started: float, state: _CallState) -> UpstreamResponse:
+        policy = self.retry_policy
+        method = request.method
+        while True:
+            state.attempts += 1
+            attempt = state.attempts
+            retry_wait = functools.partial(self._status_wait, method, attempt, started)
+            try:
+                outcome = await self._send_following(request, retry_wait)
+            except httpx.HTTPError as exc:
+                phase = phase_of(exc)
+                if phase is None or not policy.retry_error(method, phase, attempt):
+                    raise
+                wait = policy.backoff(attempt)
+                if not policy.fits(wait, self._remaining(started), self.settings.deadline):
+                    raise
+                logger.info(
+                    "%s: attempt %d failed (%s, %s); retrying in %.2f s",
+                    request.operation,
+                    attempt,
+                    type(exc).__name__,
+                    phase.value,
+                    wait,
+                )
+                await anyio.sleep(wait)
+                continue
+            if isinstance(outcome, _Retry):
+                logger.info(
+                    "%s: attempt %d answered HTTP %d; retrying in %.2f s",
+                    request.operation,
+                    attempt,
+                    outcome.status,
+                    outcome.wait,
+                )
+                await anyio.sleep(outcome.wait)
+                continue
+            return replace(outcome, attempts=attempt)
+
+    def _status_wait(
+        self, method: str, attempt: int, started: float, status: int, headers: httpx.Headers
+    ) -> float | None:
+        """Seconds to wait before retrying an answer with ``status``; None to keep the answer."""
+        policy = self.retry_policy
+        if not policy.retry_status(method, status, attempt):
+            return None
+        wait = policy.wait(attempt, parse_retry_after(headers.get("retry-after")))
+        if not policy.fits(wait, self._remaining(started), self.settings.deadline):
+            return None
+        return wait
+
+    async def _send_following(
+        self, prepared: PreparedRequest, retry_wait: Callable[[int, httpx.Headers], float | None]
+    ) -> UpstreamResponse | _Retry:
         method, url = prepared.method, prepared.url
         headers = list(prepared.headers)
         content = prepared.content
@@ -279,6 +473,9 @@ class Upstream:
                         headers = [(n, v) for n, v in headers if n.lower() not in ("content-type", "content-length")]
                     url = target
                     continue
+                wait = retry_wait(response.status_code, response.headers)
+                if wait is not None:
+                    return _Retry(status=response.status_code, wait=wait)
                 return await self._read(response, url, prepared.operation)
             finally:
                 with anyio.CancelScope(shield=True):
@@ -309,11 +506,22 @@ class Upstream:
             raise UpstreamError(f"{op}: the API answered with a redirect, and following redirects is turned off.")
         return target
 
+    # ----------------------------------------------------------------------------------- body
+
     async def _read(self, response: httpx.Response, url: httpx.URL, op: str) -> UpstreamResponse:
         success = response.status_code < 400
         limit = self.settings.max_response_bytes if success else self.settings.max_error_body_bytes
+        redacting = not success and self._redact is not _no_redact
+        read_limit = limit + _REDACT_SLACK if redacting else limit
         encodings = [e.strip().lower() for e in response.headers.get("content-encoding", "").split(",") if e.strip()]
-        if success and not encodings:
+        codings = [e for e in encodings if e != "identity"]
+        decodable = len(codings) <= 1 and all(e in _ZLIB_ENCODINGS for e in codings)
+        if success and not decodable:
+            raise UpstreamError(
+                f"{op}: the API answered with a content encoding mcp-bridge does not decode "
+                f"({', '.join(codings)[:100]}); it only accepts {ACCEPT_ENCODING}."
+            )
+        if success and not codings:
             declared = response.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > limit:
                 raise _too_large(op, limit)
@@ -323,7 +531,7 @@ class Upstream:
         def take(chunk: bytes) -> bool:
             """Append ``chunk``; False once the limit is passed (success raises instead)."""
             nonlocal truncated
-            room = limit - len(body)
+            room = read_limit - len(body)
             if len(chunk) > room:
                 if success:
                     raise _too_large(op, limit)
@@ -333,23 +541,23 @@ class Upstream:
             body.extend(chunk)
             return True
 
-        codings = [e for e in encodings if e != "identity"]
-        if len(codings) <= 1 and all(e in _ZLIB_ENCODINGS for e in codings):
+        if decodable:
             decoder = _BoundedDecoder(codings[0]) if codings else None
             async for raw in response.aiter_raw():
-                chunk = decoder.decode(raw, limit - len(body) + 1) if decoder else raw
+                chunk = decoder.decode(raw, read_limit - len(body) + 1) if decoder else raw
                 if not take(chunk):
                     break
-        else:
-            async for chunk in response.aiter_bytes():
-                if not take(chunk):
-                    break
+        content = bytes(body)
+        if redacting and content:
+            content = self._redact(content.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+        if len(content) > limit:
+            content, truncated = content[:limit], True
         reason = response.reason_phrase or _phrase(response.status_code)
         return UpstreamResponse(
             status=response.status_code,
             reason=reason,
             headers=response.headers,
-            content=bytes(body),
+            content=content,
             url=url,
             operation=op,
             truncated=truncated,
@@ -365,8 +573,8 @@ def _phrase(status: int) -> str:
 
 def _too_large(op: str, limit: int) -> ResponseTooLarge:
     return ResponseTooLarge(
-        f"{op}: the API's response is larger than the {limit:,}-byte limit; mcp-bridge stopped reading it. "
-        "Ask for less data (filters, smaller pages, fewer fields)."
+        f"{op}: the API's response is larger than the {limit:,}-byte limit (response too large); mcp-bridge "
+        "stopped reading it. Ask for less data (filters, smaller pages, fewer fields)."
     )
 
 

@@ -13,6 +13,7 @@ from bridge.binding import ParamBinding
 from bridge.errors import InvalidArgumentsError
 from bridge.styles import (
     encode_value,
+    has_dot_component,
     is_dot_segment,
     primitive_text,
     query_string,
@@ -142,7 +143,7 @@ def test_path_separators_are_encoded_into_one_segment() -> None:
 @given(st.text(max_size=40))
 def test_any_path_text_is_one_segment_that_decodes_to_itself(text: str) -> None:
     p = param("path", "simple", False)
-    if is_dot_segment(text):
+    if is_dot_segment(text) or has_dot_component(text):
         with pytest.raises(InvalidArgumentsError):
             serialize_path(p, text)
         return
@@ -202,3 +203,37 @@ def test_content_parameters_are_json_then_encoded() -> None:
     assert serialize_path(path, "x/y") == "%22x%2Fy%22"
     text = param("query", "form", True, content_type="text/plain")
     assert serialize_query(text, "a b") == [("color", "a%20b")]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "../admin",
+        "a/../b",
+        "a/./b",
+        "..\\x",
+        "..%2fadmin",
+        "%2e%2e%2fx",
+        "..;jsessionid=1",
+        "x/..;",
+        "．．/x",
+        "%c0%ae%c0%ae",
+    ],
+)
+def test_path_values_with_dot_components_are_refused(value: str) -> None:
+    assert has_dot_component(value)
+    with pytest.raises(InvalidArgumentsError, match="between slashes"):
+        serialize_path(param("path", "simple", False), value)
+
+
+@pytest.mark.parametrize("style", ["simple", "label", "matrix"])
+def test_dot_components_inside_path_arrays_and_objects_are_refused(style: str) -> None:
+    for value in (["a", "../x"], {"k": "../x"}, {"..": "v"}):
+        with pytest.raises(InvalidArgumentsError, match="between slashes"):
+            serialize_path(param("path", style, False), value)
+
+
+@pytest.mark.parametrize("value", ["a/b", "...", "a..b", ".hidden", "v1.2/x", "/", "a;b"])
+def test_other_separators_are_encoded_not_refused(value: str) -> None:
+    assert not has_dot_component(value)
+    assert unquote(serialize_path(param("path", "simple", False), value)) == value

@@ -308,3 +308,22 @@ async def test_refused_connection_is_an_upstream_error() -> None:
             with pytest.raises(UpstreamError, match="could not connect") as info:
                 await upstream.send(get(base))
     assert not isinstance(info.value, UpstreamTimeout)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("coding", ["gzip, gzip", "br", "zstd", "compress"])
+async def test_stacked_or_unknown_content_encodings_are_refused_not_decoded(coding: str) -> None:
+    inner = gzip.compress(b"\0" * (8 * 1024 * 1024))
+    fake = FakeUpstream()
+    fake.reply(body=gzip.compress(inner), content_type="application/json", headers={"content-encoding": coding})
+    with pytest.raises(UpstreamError, match="content encoding"):
+        await send(fake)
+
+
+@pytest.mark.anyio
+async def test_error_body_with_an_unknown_encoding_is_dropped_but_the_status_kept() -> None:
+    fake = FakeUpstream()
+    fake.reply(500, body=b"\x8b\x00garbage", content_type="text/plain", headers={"content-encoding": "br"})
+    async with Upstream(API, transport=fake.transport()) as upstream:
+        response = await upstream.send(get())
+    assert response.status == 500 and response.content == b"" and response.attempts == 1
