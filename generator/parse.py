@@ -47,6 +47,8 @@ MIN_NAME_LENGTH = 16  # room for a readable prefix plus "_" and the 8-digit hash
 TRUNCATION_MARKER = " … (truncated)"
 DEPRECATED_PREFIX = "[Deprecated] "
 FILE_DESCRIPTION = "File content: base64 or data: URI."
+# base64 (standard or URL-safe alphabet, optional padding) or a base64 data: URI; what the runtime decodes.
+FILE_PATTERN = r"^(data:[^,]*;base64,)?([A-Za-z0-9+/_-]{4})*([A-Za-z0-9+/_-]{2}(==)?|[A-Za-z0-9+/_-]{3}=?)?$"
 _MAX_REF_HOPS = 32
 
 # (readOnlyHint, destructiveHint, idempotentHint) per method; openWorldHint is always true.
@@ -113,6 +115,8 @@ class _Inputs:
     properties: dict[str, Schema] = field(default_factory=dict)
     required: list[str] = field(default_factory=list)
     needs: set[str] = field(default_factory=set)
+    # An optional body's required properties: required as soon as any body field is given.
+    dependent_required: dict[str, list[str]] = field(default_factory=dict)
 
 
 # Entry point ----------------------------------------------------------------------------------
@@ -316,6 +320,8 @@ def _convert_operation(
         "required": inputs.required,
         "additionalProperties": False,
     }
+    if inputs.dependent_required:
+        input_schema["dependentRequired"] = inputs.dependent_required
     input_schema = ctx.converter.with_defs(input_schema, inputs.needs, REQUEST)
     responses, output_schema, wrap, accept = _responses(ctx, raw)
     summary = _text(raw.op.get("summary"))
@@ -455,6 +461,8 @@ def _param(ctx: _Context, node: Mapping[str, Any], inputs: _Inputs) -> Param:
     schema = _described(converted.schema, description)
     if deprecated and isinstance(schema, dict):
         schema = {**schema, "deprecated": True}
+    if location == "path":
+        schema = _non_empty(schema)
     required = location == "path" or node.get("required") is True
     arg = inputs.names.claim(name, location)
     inputs.properties[arg] = schema
@@ -476,6 +484,19 @@ def _param(ctx: _Context, node: Mapping[str, Any], inputs: _Inputs) -> Param:
         content_type=content_type,
         deprecated=deprecated,
     )
+
+
+_NON_EMPTY = {"string": ("minLength", 1), "array": ("minItems", 1), "object": ("minProperties", 1)}
+
+
+def _non_empty(schema: Schema) -> Schema:
+    """A path value must fill its segment: the runtime refuses empty ones, so the schema says so too."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("type"), str):
+        return schema
+    bound = _NON_EMPTY.get(schema["type"])
+    if bound is None or schema.get(bound[0], 0) >= 1:
+        return schema
+    return {**schema, bound[0]: bound[1]}
 
 
 def _param_schema(node: Mapping[str, Any]) -> tuple[Any, str | None]:
@@ -535,7 +556,11 @@ def _body(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Body | No
     if _media_kind(media_type) in ("form", "multipart") and isinstance(schema, dict):
         if _media_kind(media_type) == "multipart":
             schema, file_fields = _with_file_fields(schema)
-        json_fields = _json_fields(ctx, schema, media.get("encoding"))
+            # Objects in multipart parts default to application/json; in url-encoded forms they
+            # are serialised form-style (exploded key=value pairs) unless `encoding` says JSON.
+            json_fields = _json_fields(ctx, schema, media.get("encoding"))
+        else:
+            json_fields = _json_fields(ctx, schema, media.get("encoding"), declared_only=True)
     fields = _flatten(ctx, schema, required, inputs)
     arg = None
     if fields is None:
@@ -630,10 +655,12 @@ def _with_file_fields(schema: dict[str, Any]) -> tuple[dict[str, Any], tuple[str
 def _file_arg(schema: Mapping[str, Any]) -> dict[str, Any]:
     description = _text(schema.get("description"))
     text = f"{description} {FILE_DESCRIPTION}" if description else FILE_DESCRIPTION
-    return {"type": "string", "description": text}
+    return {"type": "string", "contentEncoding": "base64", "pattern": FILE_PATTERN, "description": text}
 
 
-def _json_fields(ctx: _Context, schema: Mapping[str, Any], encoding: Any) -> tuple[str, ...]:
+def _json_fields(
+    ctx: _Context, schema: Mapping[str, Any], encoding: Any, *, declared_only: bool = False
+) -> tuple[str, ...]:
     """Form/multipart properties sent JSON-encoded: objects, arrays of objects, or declared JSON.
 
     ``encoding.<property>.contentType`` can ask for JSON explicitly.
@@ -647,11 +674,11 @@ def _json_fields(ctx: _Context, schema: Mapping[str, Any], encoding: Any) -> tup
         items = prop.get("items") if isinstance(prop, dict) and prop.get("type") == "array" else None
         declared = encoding.get(name)
         content_type = declared.get("contentType") if isinstance(declared, dict) else None
-        if (
-            ctx.converter.is_object(prop, REQUEST)
-            or (items is not None and ctx.converter.is_object(items, REQUEST))
-            or (isinstance(content_type, str) and _media_kind(content_type) == "json")
-        ):
+        declared_json = isinstance(content_type, str) and _media_kind(content_type) == "json"
+        object_like = ctx.converter.is_object(prop, REQUEST) or (
+            items is not None and ctx.converter.is_object(items, REQUEST)
+        )
+        if declared_json or (object_like and not declared_only):
             found.append(name)
     return tuple(found)
 
@@ -668,14 +695,19 @@ def _flatten(ctx: _Context, schema: Schema, required: bool, inputs: _Inputs) -> 
     properties: dict[str, Any] = schema["properties"]
     if any(naming.arg_name(name) in inputs.names for name in properties):
         return None
-    body_required = set(schema.get("required", [])) if required else set()
+    body_required = set(schema.get("required", []))
     fields = []
     for name, prop in properties.items():
         arg = inputs.names.claim(name, "body")
         inputs.properties[arg] = prop
-        if name in body_required:
+        if required and name in body_required:
             inputs.required.append(arg)
         fields.append(BodyField(arg=arg, wire=name))
+    if not required and body_required:
+        needed = [f.arg for f in fields if f.wire in body_required]
+        for f in fields:
+            if others := [arg for arg in needed if arg != f.arg]:
+                inputs.dependent_required[f.arg] = others
     return tuple(fields)
 
 

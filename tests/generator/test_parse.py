@@ -10,7 +10,7 @@ from bridge.binding import EnvVar, SchemeUse, ToolAnnotationsSpec
 from generator.ir import Api, Operation
 from generator.issues import Level
 from generator.options import GenerateOptions
-from generator.parse import package_name, parse_api, tool_description, truncate
+from generator.parse import FILE_PATTERN, package_name, parse_api, tool_description, truncate
 from generator.schemas import unresolved_refs
 
 HEADER = """
@@ -326,7 +326,12 @@ paths:
 """
     op = only(parse(spec))
     properties = op.input_schema["properties"]
-    assert properties["file"] == {"type": "string", "description": "The image File content: base64 or data: URI."}
+    assert properties["file"] == {
+        "type": "string",
+        "contentEncoding": "base64",
+        "pattern": FILE_PATTERN,
+        "description": "The image File content: base64 or data: URI.",
+    }
     assert properties["attachments"]["items"]["type"] == "string"
     assert "format" not in properties["attachments"]["items"]
     assert op.binding.body is not None
@@ -754,3 +759,59 @@ def test_parsing_is_deterministic() -> None:
     first = parse(SECURITY_SPEC + PARAMS_SPEC.replace("paths:", "x-unused:"))
     second = parse(SECURITY_SPEC + PARAMS_SPEC.replace("paths:", "x-unused:"))
     assert first == second
+
+
+def test_url_encoded_object_properties_are_sent_form_style_not_as_json() -> None:
+    spec = """
+paths:
+  /forms:
+    post:
+      requestBody:
+        content:
+          application/x-www-form-urlencoded:
+            schema:
+              type: object
+              properties:
+                meta: {type: object, properties: {k: {type: string}}}
+                raw: {type: string}
+            encoding:
+              raw: {contentType: application/json}
+      responses: {}
+"""
+    op = only(parse(spec))
+    assert op.binding.body is not None
+    assert op.binding.body.json_fields == ("raw",)
+
+
+def test_optional_body_requires_its_required_fields_once_any_field_is_given() -> None:
+    spec = """
+paths:
+  /things:
+    post:
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [name, kind]
+              properties: {name: {type: string}, kind: {type: string}, note: {type: string}}
+      responses: {}
+"""
+    op = only(parse(spec))
+    assert op.input_schema["required"] == []
+    assert op.input_schema["dependentRequired"] == {"name": ["kind"], "kind": ["name"], "note": ["name", "kind"]}
+
+
+def test_path_parameters_must_not_be_empty() -> None:
+    spec = """
+paths:
+  /a/{s}/{l}/{o}:
+    get:
+      parameters:
+        - {name: s, in: path, required: true, schema: {type: string}}
+        - {name: l, in: path, required: true, schema: {type: array, items: {type: string}}}
+        - {name: o, in: path, required: true, schema: {type: object, properties: {x: {type: string}}}}
+      responses: {}
+"""
+    properties = only(parse(spec)).input_schema["properties"]
+    assert (properties["s"]["minLength"], properties["l"]["minItems"], properties["o"]["minProperties"]) == (1, 1, 1)
