@@ -120,7 +120,7 @@ class _ToolHandlers:
             _report_progress=ctx.session.report_progress,
         )
         try:
-            args = self._validator.validate(tool.name, params.arguments)
+            args = self._validator.validate(tool.name, params.arguments, apply_defaults=tool.apply_defaults)
             value = await tool.run(args, tool_ctx)
             return to_call_result(value, output_schema=tool.output_schema, tool_name=tool.name)
         except MCPError:

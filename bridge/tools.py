@@ -58,6 +58,9 @@ class Tool:
     output_schema: Mapping[str, Any] | None = None
     annotations: Mapping[str, Any] | None = None
     meta: Mapping[str, Any] | None = None
+    # Fill schema defaults into the arguments before run. Generated HTTP tools turn it off: an
+    # OpenAPI default is what the API assumes when a value is absent, not a value to send.
+    apply_defaults: bool = True
 
 
 def check_tool_name(name: str) -> None:

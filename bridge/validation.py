@@ -634,8 +634,13 @@ class ArgumentValidator:
             self._compiled[tool_name] = compiled
         return compiled
 
-    def validate(self, tool_name: str, args: Mapping[str, Any] | None) -> dict[str, Any]:
+    def validate(
+        self, tool_name: str, args: Mapping[str, Any] | None, *, apply_defaults: bool = True
+    ) -> dict[str, Any]:
         """Return ``args`` with schema defaults applied (the input is not modified).
+
+        ``apply_defaults=False`` checks only: for tools whose defaults belong to someone else
+        (an API's parameter default is what the API assumes when the value is absent).
 
         Raises:
             InvalidArgumentsError: the arguments do not match; the message lists every bad field.
@@ -650,7 +655,7 @@ class ArgumentValidator:
         if errors:
             lines = _format_issues(compiled.schema, errors)
             raise InvalidArgumentsError(f'Invalid arguments for tool "{tool_name}":\n' + "\n".join(lines))
-        if compiled.defaults is None:
+        if compiled.defaults is None or not apply_defaults:
             return instance
         return compiled.defaults.apply(instance)
 

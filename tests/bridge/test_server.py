@@ -452,3 +452,26 @@ async def test_repeated_tools_list_is_identical_and_follows_registry_changes(mod
         registry.add(Tool(name="added", run=run, description="new"))
         third = await client.list_tools(cache_mode="bypass")
     assert [t.name for t in third.tools] == ["t", "added"]
+
+
+@pytest.mark.anyio
+async def test_a_tool_can_receive_its_arguments_without_schema_defaults() -> None:
+    seen: list[dict[str, Any]] = []
+
+    async def run(args: dict[str, Any], ctx: ToolContext) -> str:
+        seen.append(args)
+        return "ok"
+
+    schema = {"type": "object", "properties": {"limit": {"type": "integer", "default": 20, "maximum": 50}}}
+    registry = ToolRegistry(
+        [
+            Tool(name="filled", run=run, input_schema=schema),
+            Tool(name="as_sent", run=run, input_schema=schema, apply_defaults=False),
+        ]
+    )
+    async with Client(build_server(registry, name="s", version="1")) as client:
+        await client.call_tool("filled", {})
+        await client.call_tool("as_sent", {})
+        refused = await client.call_tool("as_sent", {"limit": 99})
+    assert seen == [{"limit": 20}, {}]
+    assert refused.is_error
