@@ -31,6 +31,7 @@ from bridge.binding import (
     ServerVariable,
     ToolAnnotationsSpec,
 )
+from bridge.request import FORBIDDEN_HEADERS
 from generator import naming
 from generator import pointer as jsonpointer
 from generator.ir import Api, Body, Operation, Param, Response
@@ -435,10 +436,20 @@ def _param_key(location: str, name: str) -> str:
     return name.lower() if location == "header" else name
 
 
+def is_never_an_argument(location: str, name: str) -> bool:
+    """Headers no argument may set: the ones OpenAPI says to ignore, and the ones the runtime
+    never sends (framing, hop-by-hop, Host, Cookie, X-Forwarded-*): an argument that is silently
+    dropped would mislead the model."""
+    lowered = name.lower()
+    return location == "header" and (
+        lowered in IGNORED_HEADERS or lowered in FORBIDDEN_HEADERS or lowered.startswith("x-forwarded-")
+    )
+
+
 def _is_implicit(param: Mapping[str, Any], credentials: set[tuple[str, str]]) -> bool:
-    """Parameters left out by design: ignored headers and apiKey credentials."""
+    """Parameters left out by design: headers no argument may set, and apiKey credentials."""
     location, name = param["in"], param["name"]
-    if location == "header" and name.lower() in IGNORED_HEADERS:
+    if is_never_an_argument(location, name):
         return True
     return (location, _param_key(location, name)) in credentials
 

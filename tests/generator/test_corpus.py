@@ -14,6 +14,7 @@ import pytest
 from generator.generate import build_api
 from generator.ir import Api
 from generator.options import GenerateOptions
+from generator.parse import is_never_an_argument
 from generator.pointer import resolve
 from generator.schemas import unresolved_refs
 from tests.node_tools import NODE_DIR, github_spec, oas_examples
@@ -22,7 +23,6 @@ pytestmark = pytest.mark.corpus
 
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-NEVER_ARGUMENTS = {"accept", "content-type", "authorization"}
 
 
 def _deref(document: dict[str, Any], node: Any) -> Any:
@@ -80,7 +80,7 @@ def _check_api(document: dict[str, Any], api: Api) -> None:
         properties = op.input_schema["properties"]
         for param in params:
             key = (param["name"], param["in"])
-            if param["in"] == "header" and param["name"].lower() in NEVER_ARGUMENTS:
+            if is_never_an_argument(param["in"], param["name"]):
                 continue
             if key in credentials:
                 continue

@@ -815,3 +815,19 @@ paths:
 """
     properties = only(parse(spec)).input_schema["properties"]
     assert (properties["s"]["minLength"], properties["l"]["minItems"], properties["o"]["minProperties"]) == (1, 1, 1)
+
+
+def test_headers_the_runtime_never_sends_are_not_arguments() -> None:
+    spec = """
+paths:
+  /a:
+    get:
+      parameters:
+        - {name: Host, in: header, schema: {type: string}}
+        - {name: Cookie, in: header, schema: {type: string}}
+        - {name: X-Forwarded-For, in: header, schema: {type: string}}
+        - {name: Transfer-Encoding, in: header, schema: {type: string}}
+        - {name: X-Trace, in: header, schema: {type: string}}
+      responses: {}
+"""
+    assert list(only(parse(spec)).input_schema["properties"]) == ["X-Trace"]
