@@ -576,14 +576,24 @@ def _safe_filename(name: str) -> str | None:
 
 
 def _form_value(key: str, value: Any, body: BodyBinding, arg: str) -> list[tuple[str, str | bytes]]:
-    """Wire ``(name, value)`` pairs for one form property (arrays repeat, objects use brackets)."""
+    """Wire ``(name, value)`` pairs for one form property.
+
+    OpenAPI's default encoding of a url-encoded property is ``style: form, explode: true``:
+    arrays repeat the key, and an object's members become ``member=value`` pairs of their own.
+    """
     if key in body.json_fields:
         return [(key, json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False))]
     if key in body.file_fields:
         items = value if isinstance(value, list | tuple) else [value]
         return [(key, decode_file(v, arg)[0]) for v in items if isinstance(v, str)]
     if isinstance(value, Mapping):
-        return [pair for k, v in value.items() if v is not None for pair in _form_value(f"{key}[{k}]", v, body, arg)]
+        members: list[tuple[str, str | bytes]] = []
+        for member, item in value.items():
+            if isinstance(item, Mapping):
+                members.append((str(member), json.dumps(item, ensure_ascii=False, separators=(",", ":"))))
+            elif item is not None:
+                members.extend(_form_value(str(member), item, body, arg))
+        return members
     if isinstance(value, list | tuple):
         out: list[tuple[str, str | bytes]] = []
         for v in value:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge.binding import HttpBinding, ParamBinding, ServerSpec, ServerVariable
+from bridge.binding import BodyBinding, BodyField, HttpBinding, ParamBinding, ServerSpec, ServerVariable
 from bridge.credentials import CredentialParts
 from bridge.errors import InvalidArgumentsError, UnsafeRequestError
 from bridge.request import ConfigurationError, build_request, resolve_base_url
@@ -620,3 +620,16 @@ def test_lone_surrogates_are_refused_as_invalid_arguments(args: dict[str, Any]) 
     binding = binding_from_spec(SPEC, "GET", "/items/{id}")
     with pytest.raises(InvalidArgumentsError, match="lone surrogate"):
         build_request(binding, args, base_url=API)
+
+
+def test_url_encoded_object_property_is_exploded_form_style() -> None:
+    binding = HttpBinding(
+        method="POST",
+        path="/forms",
+        body=BodyBinding(
+            media_type="application/x-www-form-urlencoded",
+            fields=(BodyField(arg="name", wire="name"), BodyField(arg="meta", wire="meta")),
+        ),
+    )
+    request = build_request(binding, {"name": "a b", "meta": {"k": "v", "n": 2, "skip": None}}, base_url=API)
+    assert request.content == b"name=a%20b&k=v&n=2"

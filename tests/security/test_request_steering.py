@@ -51,7 +51,8 @@ async def call(server: FaultServer, tool: str, args: dict[str, Any], **options: 
 async def test_dot_dot_path_argument_never_reaches_upstream(value: str) -> None:
     async with FaultServer(Fault.echo()) as server:
         is_error, text = await call(server, "getItem", {"id": value})
-    assert is_error and 'Argument "id"' in text
+    # Refused by the request builder, or (the empty value) already by the schema's minLength.
+    assert is_error and ('Argument "id"' in text or "\nid: " in text)
     assert server.attempts == []
 
 
@@ -302,10 +303,8 @@ def test_path_check_after_building_catches_an_encoding_bug(monkeypatch: pytest.M
 # ---------------------------------------------------------------------------- row 8: header deny-list
 
 
-async def test_forbidden_header_parameters_are_dropped_and_host_is_the_upstream() -> None:
-    args = {
-        "id": "1",
-        "X-Trace": "t-1",
+async def test_forbidden_header_parameters_are_not_arguments_and_host_is_the_upstream() -> None:
+    forbidden = {
         "Host": "evil.example",
         "X-Forwarded-For": "10.0.0.1",
         "Transfer-Encoding": "chunked",
@@ -314,8 +313,11 @@ async def test_forbidden_header_parameters_are_dropped_and_host_is_the_upstream(
         "Connection": "keep-alive, X-API-Key",
     }
     async with FaultServer(Fault.echo()) as server:
-        is_error, _ = await call(server, "getItem", args)
-        assert not is_error
+        refused, text = await call(server, "getItem", {"id": "1", "X-Trace": "t-1", **forbidden})
+        assert refused and "Unrecognized keys" in text
+        assert server.attempts == []
+        ok, _ = await call(server, "getItem", {"id": "1", "X-Trace": "t-1"})
+        assert not ok
         undeclared, text = await call(server, "getItem", {"id": "1", "X-Foo": "bar"})
         assert undeclared and "X-Foo" in text
     (attempt,) = server.attempts
@@ -325,7 +327,6 @@ async def test_forbidden_header_parameters_are_dropped_and_host_is_the_upstream(
     assert attempt.header("x-api-key") == SECRET
     assert "x-forwarded-for" not in names and "transfer-encoding" not in names and "content-length" not in names
     assert "cookie" not in names and "x-foo" not in names
-    assert attempt.header("connection") != "keep-alive, X-API-Key"
     assert "CANARY" not in json.dumps(attempt.headers) and "evil" not in json.dumps(attempt.headers)
 
 
