@@ -67,6 +67,16 @@ class SchemeUse(_Frozen):
     scopes: tuple[str, ...] = ()
 
 
+class OutputPolicy(_Frozen):
+    """Per-operation result shaping (``x-mcp-output`` or config): keep only ``fields`` (dotted
+    paths), and limits that replace the server's defaults for this tool."""
+
+    fields: tuple[str, ...] = ()
+    max_items: int | None = None
+    max_string: int | None = None
+    max_bytes: int | None = None
+
+
 class HttpBinding(_Frozen):
     """How one tool call becomes one HTTP request, and how its response becomes a result."""
 
@@ -81,6 +91,12 @@ class HttpBinding(_Frozen):
     wrap_output: bool = False
     # Response media types the operation declares for its success responses, for Accept.
     accept: tuple[str, ...] = ()
+    # Result shaping for this operation (bridge/trim.py); None: the server's defaults.
+    output: OutputPolicy | None = None
+    # The argument that selects result fields (never sent upstream); None: the tool has none.
+    fields_arg: str | None = None
+    # Arguments that page through results, named in truncation notes.
+    page_args: tuple[str, ...] = ()
 
 
 class EnvVar(_Frozen):
@@ -129,10 +145,14 @@ class ToolEntry(_Frozen):
     output_schema: JsonSchema | None = None
     annotations: ToolAnnotationsSpec
     binding: HttpBinding
+    tags: tuple[str, ...] = ()  # the operation's tags (discovery search)
 
     @property
     def operation(self) -> str:
         return f"{self.binding.method} {self.binding.path}"
+
+
+ServeMode = Literal["tools", "discovery"]
 
 
 class Catalogue(_Frozen):
@@ -144,3 +164,9 @@ class Catalogue(_Frozen):
     servers: tuple[ServerSpec, ...] = ()
     security_schemes: dict[str, SecurityScheme] = Field(default_factory=dict)
     tools: tuple[ToolEntry, ...] = ()
+    # How `serve` presents the tools unless told otherwise: one MCP tool per operation, or the
+    # three discovery tools (bridge/discovery.py).
+    mode: ServeMode = "tools"
+    # Descriptions of arguments that mean the same in many tools, said once (in the server's
+    # instructions) instead of in every tool: argument name -> description.
+    shared_arguments: dict[str, str] = Field(default_factory=dict)

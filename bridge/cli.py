@@ -12,6 +12,9 @@ from typing import Any
 
 import click
 
+from bridge.trim import DEFAULT_MAX_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_STRING, DEFAULT_OUTPUT_DEPTH
+from generator.options import DEFAULT_PROPERTY_DESCRIPTION_LIMIT, DEFAULT_TOOL_DESCRIPTION_LIMIT
+
 PROGRESS_THRESHOLD = 100  # operations above which `generate` shows a progress bar
 
 
@@ -78,7 +81,37 @@ def _read_config(path: Path | None) -> dict[str, Any]:
     "config_path",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="YAML/JSON file with per-operation overrides: {operations: {<operationId or 'METHOD /path'>: "
-    "{name, annotations, exclude}}}.",
+    "{name, annotations, exclude, output: {fields, max_items, max_string, max_bytes}}}}.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["tools", "discovery"]),
+    default="tools",
+    show_default=True,
+    help="How `serve` presents the API by default: one tool per operation, or three discovery tools.",
+)
+@click.option("--no-output-schemas", is_flag=True, help="Give no tool an output schema (nor a `fields` argument).")
+@click.option("--no-compact", is_flag=True, help="Keep schemas and descriptions as converted (no compaction).")
+@click.option(
+    "--tool-description-limit",
+    type=click.IntRange(40),
+    default=DEFAULT_TOOL_DESCRIPTION_LIMIT,
+    show_default=True,
+    help="Compaction: longest tool description (first paragraph), in characters.",
+)
+@click.option(
+    "--property-description-limit",
+    type=click.IntRange(0),
+    default=DEFAULT_PROPERTY_DESCRIPTION_LIMIT,
+    show_default=True,
+    help="Compaction: longest argument/property description, in characters.",
+)
+@click.option(
+    "--output-depth",
+    type=click.IntRange(0),
+    default=DEFAULT_OUTPUT_DEPTH,
+    show_default=True,
+    help="Object levels an output schema spells out; deeper objects are given by their type only.",
 )
 def generate(
     spec: str,
@@ -95,6 +128,12 @@ def generate(
     allow_remote_refs: bool,
     no_models: bool,
     config_path: Path | None,
+    mode: str,
+    no_output_schemas: bool,
+    no_compact: bool,
+    tool_description_limit: int,
+    property_description_limit: int,
+    output_depth: int,
 ) -> None:
     """Read an OpenAPI 2.0/3.0/3.1 SPEC (file or http(s) URL) and write an MCP server package."""
     from generator.generate import generate as run_generate
@@ -116,6 +155,12 @@ def generate(
         allow_remote_refs=allow_remote_refs,
         overrides=dict(config.get("operations") or {}),
         models=not no_models,
+        mode="discovery" if mode == "discovery" else "tools",
+        output_schemas=not no_output_schemas,
+        compact=not no_compact,
+        tool_description_limit=tool_description_limit,
+        property_description_limit=property_description_limit,
+        output_depth=output_depth,
     )
     try:
         with _Steps() as steps:
@@ -132,10 +177,29 @@ def generate(
         if issue.level is Level.WARNING:
             _err(str(issue))
     click.echo(f"Wrote {result.out_dir} ({len(result.api.operations)} tools from {spec})")
+    if result.catalogue is not None and options.mode == "tools":
+        _discovery_hint(result.catalogue, result.out_dir)
     if not result.diff.first_write and result.diff.changed:
         click.echo("Changes since the last generation:")
         for line in result.diff.lines():
             click.echo(f"  {line}")
+
+
+def _discovery_hint(catalogue: Any, out_dir: Path) -> None:
+    """Suggest discovery mode when the tool list alone would cost the model too many tokens."""
+    from bridge.inspect import model_visible_tokens
+    from bridge.tokens import load_counter
+    from generator.options import DISCOVERY_HINT_TOKENS
+
+    counter = load_counter()
+    tokens = model_visible_tokens(catalogue, counter)
+    if tokens > DISCOVERY_HINT_TOKENS:
+        about = "" if counter.exact else "about "
+        click.echo(
+            f"Hint: the tool list costs {about}{tokens:,} tokens before the first call (over "
+            f"{DISCOVERY_HINT_TOKENS:,}). Consider `mcp-bridge serve {out_dir} --mode discovery` (three tools: "
+            "search, describe, call), or generate with --mode discovery to make it the default."
+        )
 
 
 class _Steps:
@@ -188,6 +252,35 @@ class _Steps:
 )
 @click.option("--timeout", type=click.FloatRange(0.1), default=None, help="Overall deadline of one call, seconds.")
 @click.option("--validate-responses", is_flag=True, help="Check upstream responses against the spec; log mismatches.")
+@click.option(
+    "--mode",
+    type=click.Choice(["tools", "discovery"]),
+    default=None,
+    help="One tool per operation, or three discovery tools (search, describe, call) [default: the package's].",
+)
+@click.option(
+    "--max-result-bytes",
+    type=click.IntRange(1024),
+    default=DEFAULT_MAX_BYTES,
+    show_default=True,
+    help="Byte budget of one result; larger results are cut with a `_truncated` note (stdio lines choke at 64 KB).",
+)
+@click.option(
+    "--max-result-items",
+    type=click.IntRange(1),
+    default=DEFAULT_MAX_ITEMS,
+    show_default=True,
+    help="Longest array kept in a result; longer ones keep their first items.",
+)
+@click.option(
+    "--max-result-string",
+    type=click.IntRange(256),
+    default=DEFAULT_MAX_STRING,
+    show_default=True,
+    help="Longest string kept in a result, in characters.",
+)
+@click.option("--no-trim", is_flag=True, help="Return results whole (only the `fields` argument applies).")
+@click.option("--no-output-schemas", is_flag=True, help="Advertise no output schemas (saves tokens and bytes).")
 def serve(
     target: str,
     transport: str,
@@ -200,9 +293,16 @@ def serve(
     server_vars: tuple[str, ...],
     timeout: float | None,
     validate_responses: bool,
+    mode: str | None,
+    max_result_bytes: int,
+    max_result_items: int,
+    max_result_string: int,
+    no_trim: bool,
+    no_output_schemas: bool,
 ) -> None:
     """Serve TARGET over MCP: a generated package folder, or a spec file (generated in memory)."""
     from bridge.serve import ServeOptions, serve_target
+    from bridge.trim import TrimSettings
 
     variables: dict[str, str] = {}
     for item in server_vars:
@@ -221,8 +321,53 @@ def serve(
         server_variables=variables,
         timeout=timeout,
         validate_responses=validate_responses,
+        mode="discovery" if mode == "discovery" else ("tools" if mode == "tools" else None),
+        trim=None
+        if no_trim
+        else TrimSettings(max_bytes=max_result_bytes, max_items=max_result_items, max_string=max_result_string),
+        output_schemas=not no_output_schemas,
     )
     sys.exit(serve_target(target, options))
+
+
+@cli.command()
+@click.argument("target")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option(
+    "--mode",
+    type=click.Choice(["tools", "discovery"]),
+    default=None,
+    help="Inspect the tool list of this mode [default: the package's].",
+)
+@click.option(
+    "--largest", type=click.IntRange(0), default=10, show_default=True, help="How many largest tools to list."
+)
+@click.option(
+    "--tiktoken-dir",
+    "tiktoken_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder holding the npm package `tiktoken` (or its node_modules) to count exactly offline (repeatable).",
+)
+def inspect(target: str, as_json: bool, mode: str | None, largest: int, tiktoken_dirs: tuple[Path, ...]) -> None:
+    """Show TARGET's tools (package folder or spec) with annotations and the tokens each costs the model."""
+    from bridge.inspect import inspect_target, print_report, report_json
+
+    try:
+        report = inspect_target(target, mode=mode, npm_dirs=tiktoken_dirs)
+    except Exception as exc:
+        from bridge.errors import BridgeError
+        from generator.issues import GenerationError
+        from generator.load import SpecError
+
+        if isinstance(exc, BridgeError | SpecError | GenerationError):
+            _err(f"error: {exc}")
+            sys.exit(1)
+        raise
+    if as_json:
+        click.echo(report_json(report))
+    else:
+        print_report(report, largest=largest)
 
 
 def serve_package_main(package_dir: Path) -> None:

@@ -23,11 +23,14 @@ from bridge.errors import ToolError, UpstreamStatusError
 from bridge.request import build_request, resolve_base_url
 from bridge.results import OutputCheck, response_to_result, status_error
 from bridge.tools import Tool, ToolContext
+from bridge.trim import TrimSettings, split_fields
 from bridge.upstream import USER_AGENT, HttpSettings, Upstream
 
 __all__ = ["HttpRuntime", "HttpSettings", "make_http_tool", "tools_from_catalogue"]
 
 logger = logging.getLogger(__name__)
+
+DEFAULT_TRIM = TrimSettings()
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +41,8 @@ class HttpRuntime:
     credentials: Credentials
     base_url: httpx.URL
     settings: HttpSettings = field(default_factory=HttpSettings)
+    # How results are trimmed (bridge/trim.py); None: no limits (the `fields` argument still works).
+    trim: TrimSettings | None = field(default_factory=TrimSettings)
 
     @classmethod
     def create(
@@ -51,11 +56,13 @@ class HttpRuntime:
         transport: httpx.AsyncBaseTransport | None = None,
         token_transport: httpx.AsyncBaseTransport | None = None,
         base_url_env_var: str | None = None,
+        trim: TrimSettings | None = DEFAULT_TRIM,
     ) -> HttpRuntime:
         """Runtime for ``catalogue``: base URL resolved, credentials read from ``environ``.
 
         ``transport`` replaces the network for API calls and ``token_transport`` for OAuth2
         token requests (tests). ``base_url_env_var`` only names the variable in error messages.
+        ``trim`` sets how results are trimmed; None: no limits (the ``fields`` argument still works).
 
         Raises:
             ConfigurationError: the base URL or a server variable cannot be used.
@@ -75,7 +82,13 @@ class HttpRuntime:
             user_agent=USER_AGENT,
         )
         upstream = Upstream(url, settings=settings, transport=transport, redact=credentials.redact)
-        return cls(upstream=upstream, credentials=credentials, base_url=url, settings=settings)
+        return cls(
+            upstream=upstream,
+            credentials=credentials,
+            base_url=url,
+            settings=settings,
+            trim=trim,
+        )
 
     async def aclose(self) -> None:
         await self.upstream.aclose()
@@ -96,6 +109,10 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
     redact = runtime.credentials.redact
 
     async def run(args: dict[str, Any], ctx: ToolContext) -> mcp_types.CallToolResult:
+        fields: list[str] | None = None
+        if binding.fields_arg is not None and binding.fields_arg in args:
+            args = dict(args)
+            fields = split_fields(args.pop(binding.fields_arg))  # never sent upstream
         try:
             prepared = build_request(binding, args, base_url=runtime.base_url, operation=operation)
             parts = await runtime.credentials.for_operation(binding.security)
@@ -106,7 +123,13 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
                     runtime.credentials.invalidate(parts)
                 raise status_error(response, binding=binding, redact=redact, credential_env=parts.env_names)
             return response_to_result(
-                response, binding=binding, tool_name=entry.name, redact=redact, output_check=output_check
+                response,
+                binding=binding,
+                tool_name=entry.name,
+                redact=redact,
+                output_check=output_check,
+                trim=runtime.trim,
+                fields=fields,
             )
         except UpstreamStatusError as exc:
             raise UpstreamStatusError(redact(str(exc)), status=exc.status) from None
@@ -122,6 +145,7 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
         output_schema=entry.output_schema,
         annotations=entry.annotations.model_dump(),
         meta={OPERATION_META_KEY: operation},
+        apply_defaults=False,
     )
 
 

@@ -16,6 +16,10 @@ anything else                  ``EmbeddedResource`` with ``BlobResourceContents`
                                uri ``mcp-bridge://response/<tool>``
 ============================== ===========================================================
 
+JSON results are trimmed by :mod:`bridge.trim` (null and empty members dropped, long strings and
+arrays cut, a byte budget, the call's ``fields``), every cut listed under ``_truncated``; text
+results over the byte budget are cut with a note block.
+
 4xx/5xx raise :class:`UpstreamStatusError`: ``"<METHOD> <path> failed: HTTP 404 Not Found"``,
 an excerpt of the body (about 2 KB, secrets redacted) and a hint the model can act on.
 Every text the model sees goes through ``redact``.
@@ -36,11 +40,13 @@ from jsonschema import validators as jsonschema_validators
 
 from bridge.binding import HttpBinding
 from bridge.errors import UpstreamStatusError
+from bridge.trim import MARKER_KEY, TrimSettings, trim_result
 from bridge.upstream import UpstreamResponse
 
 __all__ = [
     "ERROR_EXCERPT_CHARS",
     "OutputCheck",
+    "cap_text",
     "response_to_result",
     "status_error",
 ]
@@ -119,8 +125,14 @@ def response_to_result(
     tool_name: str,
     redact: Redactor = _identity,
     output_check: OutputCheck | None = None,
+    trim: TrimSettings | None = None,
+    fields: Sequence[str] | None = None,
 ) -> mcp_types.CallToolResult:
-    """The tool result for a response below 400 (call :func:`status_error` for 4xx/5xx)."""
+    """The tool result for a response below 400 (call :func:`status_error` for 4xx/5xx).
+
+    JSON results are trimmed (:mod:`bridge.trim`) with ``trim`` (None: projection only, no
+    limits) and the call's ``fields``; text results are cut to ``trim.max_bytes``.
+    """
     content_type = response.content_type
     media = _media(content_type)
     body = response.content
@@ -134,7 +146,9 @@ def response_to_result(
         except ValueError:
             data = _NOT_JSON
         if data is not _NOT_JSON:
-            return _json_result(data, binding=binding, redact=redact, output_check=output_check)
+            return _json_result(
+                data, binding=binding, redact=redact, output_check=output_check, trim=trim, fields=fields
+            )
 
     if media.startswith("image/") and media != "image/svg+xml":
         data64 = base64.b64encode(body).decode("ascii")
@@ -143,7 +157,9 @@ def response_to_result(
         data64 = base64.b64encode(body).decode("ascii")
         return mcp_types.CallToolResult(content=[mcp_types.AudioContent(type="audio", data=data64, mime_type=media)])
     if _is_text(media) or _is_json(media) or (not media and _looks_textual(body)):
-        return mcp_types.CallToolResult(content=[_text(redact(_decode_text(body, content_type)))])
+        text = redact(_decode_text(body, content_type))
+        limit = trim.normalised().max_bytes if trim is not None else None
+        return mcp_types.CallToolResult(content=[_text(t) for t in cap_text(text, limit)])
     resource = mcp_types.BlobResourceContents(
         uri=f"mcp-bridge://response/{tool_name}",
         mime_type=media or "application/octet-stream",
@@ -165,28 +181,61 @@ def _looks_textual(body: bytes) -> bool:
     return True
 
 
+def cap_text(text: str, max_bytes: int | None) -> list[str]:
+    """``text`` in one block, or cut to about ``max_bytes`` plus a block saying so."""
+    encoded = text.encode("utf-8")
+    if not max_bytes or len(encoded) <= max_bytes:
+        return [text]
+    head = encoded[:max_bytes].decode("utf-8", errors="ignore")
+    return [head + "…", f"[{MARKER_KEY}] text cut to {len(head.encode('utf-8'))} of {len(encoded)} bytes."]
+
+
+_NO_LIMITS = TrimSettings(max_bytes=None, max_items=None, max_string=None, drop_empty=False)
+
+
 def _json_result(
     data: Any,
     *,
     binding: HttpBinding,
     redact: Redactor,
     output_check: OutputCheck | None,
+    trim: TrimSettings | None = None,
+    fields: Sequence[str] | None = None,
 ) -> mcp_types.CallToolResult:
     data = _redact_json(data, redact)
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    policy = binding.output
+    settings = (trim or _NO_LIMITS).merged(policy.model_dump() if policy is not None else None)
+    selected = policy.fields if policy is not None else ()
     structured: dict[str, Any] | None
-    if binding.wrap_output:
-        structured = {"result": data}
-    elif isinstance(data, dict):
-        structured = data
-    else:
+    notes: list[str] = []
+    blocks: list[mcp_types.ContentBlock]
+    if binding.wrap_output or isinstance(data, dict):
+        wrapped = binding.wrap_output
+        trimmed = trim_result(
+            {"result": data} if wrapped else data,
+            settings,
+            wrapped=wrapped,
+            paging=binding.page_args,
+            fields_arg=binding.fields_arg,
+            selected=selected,
+            fields=fields if binding.fields_arg else None,
+        )
+        structured = trimmed.value
+        shown = structured if trimmed.cut or not wrapped else structured.get("result")
+        blocks = [_text(_dumps(shown))]
+    else:  # a non-object body without a wrapper: text only
+        trimmed = trim_result({"result": data}, settings, wrapped=True, paging=binding.page_args, selected=selected)
         structured = None
+        notes = trimmed.notes
+        blocks = [_text(_dumps(trimmed.value.get("result")))]
+        if notes:
+            blocks.append(_text(f"[{MARKER_KEY}] " + " ".join(notes)))
     if structured is not None and output_check is not None:
         problem = output_check.problem(structured)
         if problem is not None:
             return mcp_types.CallToolResult(
                 content=[
-                    _text(text),
+                    *blocks,
                     _text(
                         "The API's answer (above) does not match the tool's documented output schema "
                         f"({problem}), so it is returned as text only."
@@ -194,7 +243,11 @@ def _json_result(
                 ],
                 is_error=True,
             )
-    return mcp_types.CallToolResult(content=[_text(text)], structured_content=structured)
+    return mcp_types.CallToolResult(content=blocks, structured_content=structured)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 # ------------------------------------------------------------------------------------- errors

@@ -12,13 +12,16 @@ from pathlib import Path
 import anyio
 from mcp.server.lowlevel import Server
 
-from bridge.binding import Catalogue
+from bridge.binding import Catalogue, ServeMode
+from bridge.discovery import discovery_instructions, discovery_registry
 from bridge.errors import BridgeError
 from bridge.http_tools import HttpRuntime, HttpSettings, tools_from_catalogue
 from bridge.package import apply_hooks, load_catalogue
 from bridge.server import build_server
 from bridge.tools import ToolRegistry
 from bridge.transports import http_app, run_http, run_stdio
+from bridge.trim import FIELDS_INSTRUCTIONS, TrimSettings
+from bridge.trim import INSTRUCTIONS as TRIM_INSTRUCTIONS
 
 logger = logging.getLogger("bridge")
 
@@ -35,6 +38,9 @@ class ServeOptions:
     server_variables: dict[str, str] = field(default_factory=dict)
     timeout: float | None = None
     validate_responses: bool = False
+    mode: ServeMode | None = None  # None: the catalogue's default mode
+    output_schemas: bool = True  # False: tools advertise no output schema (results are unchanged)
+    trim: TrimSettings | None = field(default_factory=TrimSettings)  # None: results are not trimmed
 
 
 def load_target(target: str) -> tuple[Catalogue, Path | None]:
@@ -49,6 +55,12 @@ def load_target(target: str) -> tuple[Catalogue, Path | None]:
     for issue in issues:
         logger.warning("%s", issue)
     return catalogue, None
+
+
+def without_output_schemas(catalogue: Catalogue) -> Catalogue:
+    """``catalogue`` with no tool advertising an output schema (``serve --no-output-schemas``)."""
+    tools = tuple(entry.model_copy(update={"output_schema": None}) for entry in catalogue.tools)
+    return catalogue.model_copy(update={"tools": tools})
 
 
 def env_settings(catalogue: Catalogue, environ: Mapping[str, str]) -> tuple[str | None, dict[str, str]]:
@@ -84,6 +96,7 @@ def build_runtime(
         settings=settings,
         transport=transport,  # type: ignore[arg-type]
         base_url_env_var=f"{catalogue.env_prefix}_BASE_URL",
+        trim=options.trim,
     )
 
 
@@ -94,14 +107,31 @@ def build_registry(catalogue: Catalogue, runtime: HttpRuntime, package_dir: Path
     return registry
 
 
-def build_bridge_server(catalogue: Catalogue, registry: ToolRegistry) -> Server:
+def server_instructions(catalogue: Catalogue, mode: ServeMode, tool_count: int) -> str:
+    """What the model is told once: the API, how results are trimmed, shared argument meanings."""
+    lines = [f"Tools for the {catalogue.title} API (version {catalogue.api_version})."]
+    if mode == "discovery":
+        lines.append(discovery_instructions(catalogue, tool_count))
+    lines.append(TRIM_INSTRUCTIONS)
+    if any(entry.binding.fields_arg for entry in catalogue.tools):
+        lines.append(FIELDS_INSTRUCTIONS)
+    if catalogue.shared_arguments:
+        lines.append("Arguments that mean the same in every tool that takes them:")
+        lines.extend(f"- {name}: {text}" for name, text in catalogue.shared_arguments.items())
+    return "\n".join(lines)
+
+
+def build_bridge_server(catalogue: Catalogue, registry: ToolRegistry, *, mode: ServeMode | None = None) -> Server:
+    """The MCP server for ``registry``: its tools, or (discovery mode) the three discovery tools."""
     from bridge.render_version import bridge_version
 
+    mode = mode or catalogue.mode
+    served = discovery_registry(registry, catalogue) if mode == "discovery" else registry
     return build_server(
-        registry,
+        served,
         name=catalogue.name,
         version=bridge_version(),
-        instructions=f"Tools for the {catalogue.title} API (version {catalogue.api_version}).",
+        instructions=server_instructions(catalogue, mode, len(registry)),
     )
 
 
@@ -110,6 +140,8 @@ def serve_target(target: str, options: ServeOptions) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
         catalogue, package_dir = load_target(target)
+        if not options.output_schemas:
+            catalogue = without_output_schemas(catalogue)
         runtime = build_runtime(catalogue, options)
         registry = build_registry(catalogue, runtime, package_dir)
     except BridgeError as exc:
@@ -123,7 +155,7 @@ def serve_target(target: str, options: ServeOptions) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 1
         raise
-    server = build_bridge_server(catalogue, registry)
+    server = build_bridge_server(catalogue, registry, mode=options.mode)
     if options.transport == "http":
         app = http_app(
             server,

@@ -6,13 +6,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from bridge.binding import Catalogue
+from bridge.binding import CATALOGUE_FILE, Catalogue
+from generator.compact import lean_api, shared_arguments
 from generator.ir import Api
 from generator.issues import GenerationError, Issue, Level
 from generator.load import LoadedSpec, load_spec
 from generator.options import GenerateOptions
 from generator.parse import parse_api
-from generator.render import catalogue_from_api, manifest_tools, render_package
+from generator.render import catalogue_from_api, catalogue_json, manifest_tools, render_package
 from generator.write import PackageDiff, write_package
 
 DEFAULT_OUTPUT_ROOT = Path("generated")
@@ -27,6 +28,7 @@ class GenerateResult:
     out_dir: Path
     diff: PackageDiff
     issues: tuple[Issue, ...]
+    catalogue: Catalogue | None = None
 
 
 def _no_step(name: str) -> None:
@@ -43,7 +45,8 @@ def _load_and_parse(source: str, options: GenerateOptions, *, step: Step, valida
     step("load")
     loaded = load_spec(source, allow_remote_refs=options.allow_remote_refs, validate=validate, fatal_validation=False)
     step("parse")
-    return loaded, parse_api(loaded.document, options=options, source_name=source)
+    api = parse_api(loaded.document, options=options, source_name=source)
+    return loaded, lean_api(api, options)
 
 
 def _settle_issues(api: Api, load_issues: tuple[Issue, ...], *, strict: bool) -> Api:
@@ -94,10 +97,28 @@ class _BackgroundValidation:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
+def finish_catalogue(api: Api, options: GenerateOptions) -> tuple[Api, Catalogue]:
+    """The catalogue of ``api``: shared argument descriptions said once, the default mode recorded.
+
+    Returns the api as the catalogue describes it (arguments that share a description lose it).
+    """
+    shared: dict[str, str] = {}
+    if options.compact:
+        api, shared = shared_arguments(api, options.shared_argument_tools)
+    catalogue = catalogue_from_api(api)
+    tools = tuple(
+        entry.model_copy(update={"tags": op.tags}) if op.tags else entry
+        for entry, op in zip(catalogue.tools, api.operations, strict=True)
+    )
+    catalogue = catalogue.model_copy(update={"mode": options.mode, "shared_arguments": shared, "tools": tools})
+    return api, catalogue
+
+
 def build_catalogue(source: str, options: GenerateOptions) -> tuple[Catalogue, tuple[Issue, ...]]:
     """Generation in memory, for ``mcp-bridge serve spec.yaml``."""
     _, api = build_api(source, options)
-    return catalogue_from_api(api), api.issues
+    _, catalogue = finish_catalogue(api, options)
+    return catalogue, api.issues
 
 
 def generate(
@@ -112,12 +133,14 @@ def generate(
     try:
         loaded, api = _load_and_parse(source, options, step=step, validate=background is None)
         step("render")
+        api, catalogue = finish_catalogue(api, options)
         package = render_package(
             api,
             spec_source=Path(source).name if "://" not in source else source,
             spec_sha256=loaded.sha256,
             models=options.models,
         )
+        package.files[CATALOGUE_FILE] = catalogue_json(catalogue)
         load_issues = background.issues(loaded) if background is not None else loaded.issues
     except BaseException:
         if background is not None:
@@ -127,4 +150,4 @@ def generate(
     target = out_dir if out_dir is not None else DEFAULT_OUTPUT_ROOT / api.name
     step("write")
     diff = write_package(package, target, new_manifest_tools=manifest_tools(api))
-    return GenerateResult(api=api, out_dir=target, diff=diff, issues=api.issues)
+    return GenerateResult(api=api, out_dir=target, diff=diff, issues=api.issues, catalogue=catalogue)

@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+from bridge.trim import DEFAULT_OUTPUT_DEPTH
 
 DEFAULT_MAX_NAME_LENGTH = 64
 MAX_NAME_LENGTH_LIMIT = 128
 DEFAULT_DESCRIPTION_LIMIT = 1024
 DEFAULT_FETCH_TIMEOUT = 30.0
 DEFAULT_MAX_SPEC_BYTES = 64 * 1024 * 1024
+# Compaction (generator/compact.py)
+DEFAULT_TOOL_DESCRIPTION_LIMIT = 250
+DEFAULT_PROPERTY_DESCRIPTION_LIMIT = 100
+DEFAULT_BOILERPLATE_REPEATS = 20
+DEFAULT_SHARE_MIN_CHARS = 200
+DEFAULT_SHARED_ARGUMENT_TOOLS = 20
+# Above this many model-visible tokens (name + description + inputSchema of every tool), `generate`
+# suggests discovery mode.
+DISCOVERY_HINT_TOKENS = 30_000
+
+Mode = Literal["tools", "discovery"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,3 +41,16 @@ class GenerateOptions:
     # {"name": ..., "annotations": {...}, "exclude": bool}
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     models: bool = True  # write pydantic models with datamodel-code-generator
+    # Lean definitions (generator/compact.py); False keeps schemas and descriptions as converted.
+    compact: bool = True
+    tool_description_limit: int = DEFAULT_TOOL_DESCRIPTION_LIMIT
+    property_description_limit: int = DEFAULT_PROPERTY_DESCRIPTION_LIMIT
+    boilerplate_repeats: int = DEFAULT_BOILERPLATE_REPEATS  # 0: keep repeated sentences
+    share_min_chars: int = DEFAULT_SHARE_MIN_CHARS  # 0: never move repeated sub-schemas to $defs
+    # An argument described identically in at least this many tools is described once, in the
+    # server's instructions (0: never).
+    shared_argument_tools: int = DEFAULT_SHARED_ARGUMENT_TOOLS
+    output_schemas: bool = True  # False: no outputSchema (and no `fields` argument) on any tool
+    output_depth: int = DEFAULT_OUTPUT_DEPTH  # object levels the output schema spells out
+    output_descriptions: bool = False  # keep descriptions in output schemas
+    mode: Mode = "tools"  # how `serve` presents the tools by default (recorded in the catalogue)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from typing import Any, Literal
-from pydantic import BaseModel, ConfigDict, RootModel, conint
+from pydantic import BaseModel, ConfigDict, Field, RootModel, conint, constr
 
 
 class Model(RootModel[Any]):
@@ -14,19 +14,15 @@ class GetTreeInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    treeId: str
-
-
-class GetTreeOutputNode(BaseModel):
-    label: str
-    children: list[GetTreeOutputNode] | None = None
-    parent: GetTreeOutputNode | None = None
+    treeId: constr(min_length=1)
+    fields: str | None = None
 
 
 class GetTreeOutput(BaseModel):
-    label: str
-    children: list[GetTreeOutputNode] | None = None
-    parent: GetTreeOutputNode | None = None
+    label: str | None = None
+    children: list[dict[str, Any]] | None = None
+    parent: dict[str, Any] | None = None
+    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class ReplaceTreeInputNode(BaseModel):
@@ -39,22 +35,18 @@ class ReplaceTreeInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    treeId: str
+    treeId: constr(min_length=1)
     label: str
     children: list[ReplaceTreeInputNode] | None = None
     parent: ReplaceTreeInputNode | None = None
-
-
-class ReplaceTreeOutputNode(BaseModel):
-    label: str
-    children: list[ReplaceTreeOutputNode] | None = None
-    parent: ReplaceTreeOutputNode | None = None
+    fields: str | None = None
 
 
 class ReplaceTreeOutput(BaseModel):
-    label: str
-    children: list[ReplaceTreeOutputNode] | None = None
-    parent: ReplaceTreeOutputNode | None = None
+    label: str | None = None
+    children: list[dict[str, Any]] | None = None
+    parent: dict[str, Any] | None = None
+    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class Filter(BaseModel):
@@ -74,11 +66,13 @@ class SearchInput(BaseModel):
     mode: Literal['fast'] | None = None
     size: conint(le=100) | None = None
     filter: Filter | None = None
+    fields: str | None = None
 
 
 class SearchOutput(BaseModel):
     hits: list[Any] | None = None
     total: int | None = None
+    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class LegacyThingInput(BaseModel):
@@ -88,9 +82,8 @@ class LegacyThingInput(BaseModel):
 
 
 class LegacyThingOutput(BaseModel):
-    result: int
+    result: int | None = None
+    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
-GetTreeOutputNode.model_rebuild()
 ReplaceTreeInputNode.model_rebuild()
-ReplaceTreeOutputNode.model_rebuild()

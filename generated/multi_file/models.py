@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
-from pydantic import BaseModel, ConfigDict, RootModel, conint
+from pydantic import BaseModel, ConfigDict, Field, RootModel, conint
 
 
 class Model(RootModel[Any]):
@@ -15,6 +15,14 @@ class GetOwnerInput(BaseModel):
         extra='forbid',
     )
     ownerId: int
+    fields: str | None = None
+
+
+class GetOwnerOutput(BaseModel):
+    id: int | None = None
+    name: str | None = None
+    pets: list[dict[str, Any]] | None = None
+    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class ListOwnersInput(BaseModel):
@@ -25,39 +33,15 @@ class ListOwnersInput(BaseModel):
     """
     Page number, from 1.
     """
+    fields: str | None = None
 
 
-class GetOwnerOutputOwner(BaseModel):
+class ResultItem(BaseModel):
     id: int | None = None
     name: str | None = None
-    pets: list[GetOwnerOutputPet] | None = None
-
-
-class GetOwnerOutputPet(BaseModel):
-    name: str | None = None
-    owner: GetOwnerOutputOwner | None = None
-
-
-class GetOwnerOutput(BaseModel):
-    id: int | None = None
-    name: str | None = None
-    pets: list[GetOwnerOutputPet] | None = None
-
-
-class ListOwnersOutputOwner(BaseModel):
-    id: int | None = None
-    name: str | None = None
-    pets: list[ListOwnersOutputPet] | None = None
-
-
-class ListOwnersOutputPet(BaseModel):
-    name: str | None = None
-    owner: ListOwnersOutputOwner | None = None
+    pets: list[dict[str, Any]] | None = None
 
 
 class ListOwnersOutput(BaseModel):
-    result: list[ListOwnersOutputOwner]
-
-
-GetOwnerOutputOwner.model_rebuild()
-ListOwnersOutputOwner.model_rebuild()
+    result: list[ResultItem] | None = None
+    field_truncated: list[str] | None = Field(None, alias='_truncated')

@@ -21,7 +21,7 @@ class ItemsGetInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    id: str
+    id: constr(min_length=1)
     id_query: str | None = None
     """
     Same name, other location.
@@ -32,17 +32,18 @@ class ItemsGetInput(BaseModel):
 
 
 class ItemsGetOutput(BaseModel):
-    id: str
-    name: constr(max_length=80)
+    id: str | None = None
+    name: constr(max_length=80) | None = None
     note: str | None = None
     rank: PositiveInt | None = None
+    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class UpdateItemInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    id: str
+    id: constr(min_length=1)
     name: constr(max_length=80)
     note: str | None = None
     rank: PositiveInt | None = None
@@ -50,10 +51,11 @@ class UpdateItemInput(BaseModel):
 
 
 class UpdateItemOutput(BaseModel):
-    id: str
-    name: constr(max_length=80)
+    id: str | None = None
+    name: constr(max_length=80) | None = None
     note: str | None = None
     rank: PositiveInt | None = None
+    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class Coords(BaseModel):
@@ -71,7 +73,7 @@ class StyleMatrixInput(BaseModel):
         extra='forbid',
     )
     coords: Coords
-    label: list[str]
+    label: list[str] = Field(..., min_length=1)
     plain: Plain
 
 
@@ -81,14 +83,15 @@ class Deep(BaseModel):
 
 
 class StyleQueryOutput(BaseModel):
-    result: list[str]
+    result: list[str] | None = None
+    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class UploadInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    file: str
+    file: constr(pattern=r'^(data:[^,]*;base64,)?([A-Za-z0-9+/_-]{4})*([A-Za-z0-9+/_-]{2}(==)?|[A-Za-z0-9+/_-]{3}=?)?$') = Field(..., json_schema_extra={'contentEncoding': 'base64'})
     """
     File content: base64 or data: URI.
     """
@@ -97,13 +100,14 @@ class UploadInput(BaseModel):
 
 class UploadOutput(BaseModel):
     size: int | None = None
+    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class PutRawInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    name: str
+    name: constr(min_length=1)
     body: str | None = Field(None, json_schema_extra={'contentEncoding': 'base64'})
     """
     Binary application/octet-stream body, base64-encoded.
@@ -133,6 +137,7 @@ class StyleQueryInput(BaseModel):
     reserved: str | None = None
     json_: Json | None = Field(None, alias='json')
     flag: bool
+    fields: str | None = None
 
 
 class SubmitFormInput(BaseModel):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-from pydantic import BaseModel, ConfigDict, RootModel, conint, constr
+from typing import Any, Dict
+from pydantic import BaseModel, ConfigDict, Field, RootModel, conint, constr
 from enum import StrEnum
 
 
@@ -33,6 +33,7 @@ class ListPetsInput(BaseModel):
     """
     How many pets to return at most.
     """
+    fields: str | None = None
 
 
 class CreatePetInput(BaseModel):
@@ -48,6 +49,7 @@ class CreatePetInput(BaseModel):
     An optional tag.
     """
     status: Status | None = 'available'
+    fields: str | None = None
 
 
 class GetPetInput(BaseModel):
@@ -55,9 +57,7 @@ class GetPetInput(BaseModel):
         extra='forbid',
     )
     petId: conint(ge=1)
-    """
-    The id of the pet.
-    """
+    fields: str | None = None
 
 
 class DeletePetInput(BaseModel):
@@ -65,9 +65,6 @@ class DeletePetInput(BaseModel):
         extra='forbid',
     )
     petId: conint(ge=1)
-    """
-    The id of the pet.
-    """
 
 
 class WaitForAdoptionInput(BaseModel):
@@ -75,32 +72,34 @@ class WaitForAdoptionInput(BaseModel):
         extra='forbid',
     )
     petId: int
+    fields: str | None = None
 
 
 class GetInventoryInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
+    fields: str | None = None
 
 
-class GetInventoryOutput(RootModel[dict[str, int]]):
-    root: dict[str, int]
+class GetInventoryOutput(BaseModel):
+    model_config = ConfigDict(
+        extra='allow',
+    )
+    __annotations__ = {
+        '__pydantic_extra__': Dict[str, int],
+    }
+    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class Result(BaseModel):
-    id: int
+    id: int | None = None
 
 
 class Result2(BaseModel):
-    name: constr(min_length=1, max_length=64)
-    """
-    The pet's name.
-    """
+    name: constr(max_length=64) | None = None
     tag: str | None = None
-    """
-    An optional tag.
-    """
-    status: Status | None = 'available'
+    status: Status | None = None
 
 
 class ResultItem(Result, Result2):
@@ -108,16 +107,17 @@ class ResultItem(Result, Result2):
 
 
 class ListPetsOutput(BaseModel):
-    result: list[ResultItem]
+    result: list[ResultItem] | None = None
+    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class CreatePetOutput(Result, Result2):
-    pass
+    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class GetPetOutput(Result, Result2):
-    pass
+    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class WaitForAdoptionOutput(Result, Result2):
-    pass
+    field_truncated: list[str] | None = Field(None, alias='_truncated')

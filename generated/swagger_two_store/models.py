@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
-from pydantic import BaseModel, ConfigDict, Field, RootModel, conint
+from pydantic import BaseModel, ConfigDict, Field, RootModel, conint, constr
 
 
 class Model(RootModel[Any]):
@@ -19,6 +19,19 @@ class ListOrdersInput(BaseModel):
     fields: list[str] | None = None
     limit: conint(ge=1, le=50) | None = 10
     X_Trace: str | None = Field(None, alias='X-Trace')
+    field_fields: str | None = Field(None, alias='_fields')
+
+
+class ResultItem(BaseModel):
+    id: int | None = None
+    item: str | None = None
+    quantity: conint(ge=1) | None = None
+    note: str | None = None
+
+
+class ListOrdersOutput(BaseModel):
+    result: list[ResultItem] | None = None
+    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class PlaceOrderInput(BaseModel):
@@ -32,9 +45,10 @@ class PlaceOrderInput(BaseModel):
 
 class PlaceOrderOutput(BaseModel):
     id: int | None = None
-    item: str
+    item: str | None = None
     quantity: conint(ge=1) | None = None
     note: str | None = None
+    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class UploadReceiptInput(BaseModel):
@@ -42,7 +56,7 @@ class UploadReceiptInput(BaseModel):
         extra='forbid',
     )
     orderId: int
-    file: str
+    file: constr(pattern=r'^(data:[^,]*;base64,)?([A-Za-z0-9+/_-]{4})*([A-Za-z0-9+/_-]{2}(==)?|[A-Za-z0-9+/_-]{3}=?)?$') = Field(..., json_schema_extra={'contentEncoding': 'base64'})
     """
     File content: base64 or data: URI.
     """
@@ -54,14 +68,3 @@ class CancelOrderInput(BaseModel):
         extra='forbid',
     )
     orderId: int
-
-
-class Result(BaseModel):
-    id: int | None = None
-    item: str
-    quantity: conint(ge=1) | None = None
-    note: str | None = None
-
-
-class ListOrdersOutput(BaseModel):
-    result: list[Result]

@@ -1,0 +1,345 @@
+"""Discovery mode: three tools in front of every operation, for APIs too big to list.
+
+``search_operations`` ranks operations by the query's words in their name, summary, tags, path
+and description and returns names, one-line summaries and annotations; ``describe_operation``
+gives one operation's input schema, output schema and annotations; ``call_operation`` runs one
+with arguments validated exactly as the operation's own tool would validate them
+(:class:`~bridge.validation.ArgumentValidator` over the same schemas), and returns that tool's
+result with the operation and its annotations in ``_meta``. Every operation is reachable in two
+calls after a search (describe, call), or one when the arguments are known.
+
+The three tools' annotations are honest: searching and describing only read the catalogue;
+``call_operation`` is as read-only, destructive, idempotent and open-world as the operations
+behind it taken together (with one writing operation, it is not read-only).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types
+
+from bridge.binding import OPERATION_META_KEY, Catalogue
+from bridge.content import to_call_result
+from bridge.errors import ToolError
+from bridge.tools import Tool, ToolContext, ToolRegistry
+from bridge.validation import ArgumentValidator
+
+__all__ = [
+    "CALL",
+    "DESCRIBE",
+    "SEARCH",
+    "Discovery",
+    "discovery_instructions",
+    "discovery_registry",
+]
+
+SEARCH = "search_operations"
+DESCRIBE = "describe_operation"
+CALL = "call_operation"
+ANNOTATIONS_META_KEY = "mcp-bridge/annotations"
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 50
+SUMMARY_CHARS = 120
+
+# Field weights: a word in the name or summary says more than one deep in the description.
+_WEIGHTS = {"name": 3.0, "summary": 2.0, "tags": 2.0, "path": 1.5, "description": 1.0}
+_PREFIX_FACTOR = 0.5
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_WORD = re.compile(r"[a-z0-9]+")
+
+_READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+_HINT_DEFAULTS = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True}
+
+
+def _stem(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def words(text: str) -> list[str]:
+    """Lower-case, stemmed words of ``text``; camelCase, snake_case and paths are split."""
+    return [_stem(w) for w in _WORD.findall(_CAMEL.sub(" ", text).lower())]
+
+
+def _summary(tool: Tool) -> str:
+    text = tool.title or tool.description.split("\n", 1)[0]
+    text = " ".join(text.split())
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1].rstrip() + "…"
+
+
+def _hints(annotations: Mapping[str, Any] | None) -> dict[str, bool]:
+    given = dict(annotations or {})
+    return {key: bool(given.get(key, default)) for key, default in _HINT_DEFAULTS.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class _Doc:
+    tool: Tool
+    operation: str | None
+    fields: dict[str, frozenset[str]]
+
+
+class Discovery:
+    """Search, describe and call over the tools of ``registry`` (the tools the catalogue makes,
+    plus any the package's hooks added)."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        tags: Mapping[str, Sequence[str]] | None = None,
+        shared_arguments: Mapping[str, str] | None = None,
+    ) -> None:
+        self._registry = registry
+        self._validator = ArgumentValidator(registry)
+        self._shared = dict(shared_arguments or {})
+        tags = tags or {}
+        self._docs: list[_Doc] = []
+        for tool in registry:
+            meta = tool.meta or {}
+            operation = meta.get(OPERATION_META_KEY)
+            operation = operation if isinstance(operation, str) else None
+            self._docs.append(
+                _Doc(
+                    tool,
+                    operation,
+                    {
+                        "name": frozenset(words(tool.name)),
+                        "summary": frozenset(words(tool.title or "")),
+                        "tags": frozenset(w for tag in tags.get(tool.name, ()) for w in words(tag)),
+                        "path": frozenset(words(operation or "")),
+                        "description": frozenset(words(tool.description)),
+                    },
+                )
+            )
+        frequency: Counter[str] = Counter()
+        for doc in self._docs:
+            frequency.update(set().union(*doc.fields.values()))
+        count = max(len(self._docs), 1)
+        self._idf = {word: math.log(1 + count / n) for word, n in frequency.items()}
+        self._vocabulary = sorted(frequency)
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    # ------------------------------------------------------------------------------- search
+
+    def _score(self, doc: _Doc, query: Sequence[str], exact: str) -> float:
+        if exact and (doc.tool.name.lower() == exact or (doc.operation or "").lower() == exact):
+            return math.inf
+        score = 0.0
+        for word in query:
+            best = 0.0
+            for field, weight in _WEIGHTS.items():
+                present = doc.fields[field]
+                if word in present:
+                    best = max(best, weight)
+                elif len(word) >= 3 and any(w.startswith(word) for w in present):
+                    best = max(best, weight * _PREFIX_FACTOR)
+            score += best * self._idf.get(word, math.log(1 + len(self._docs)))
+        return score
+
+    def search(self, query: str, *, limit: int = DEFAULT_LIMIT, offset: int = 0) -> dict[str, Any]:
+        terms = list(dict.fromkeys(words(query)))
+        exact = " ".join(query.split()).lower()
+        if not terms and not exact:
+            ranked = list(self._docs)
+        else:
+            scored = [(self._score(doc, terms, exact), position, doc) for position, doc in enumerate(self._docs)]
+            ranked = [doc for score, _, doc in sorted(scored, key=lambda s: (-s[0], s[1])) if score > 0]
+        page = ranked[offset : offset + limit]
+        result: dict[str, Any] = {
+            "operations": [
+                {
+                    "name": doc.tool.name,
+                    "summary": _summary(doc.tool),
+                    **({"operation": doc.operation} if doc.operation else {}),
+                    "annotations": _hints(doc.tool.annotations),
+                }
+                for doc in page
+            ],
+            "matched": len(ranked),
+        }
+        if offset + limit < len(ranked):
+            result["next_offset"] = offset + limit
+        return result
+
+    # ----------------------------------------------------------------------------- describe
+
+    def _tool(self, name: str) -> Tool:
+        tool = self._registry.get(name)
+        if tool is None:
+            close = [item["name"] for item in self.search(name.replace("_", " "), limit=5)["operations"]]
+            hint = f" Did you mean: {', '.join(close)}?" if close else ""
+            raise ToolError(f'Unknown operation "{name[:200]}".{hint} Use {SEARCH} to find operations.')
+        return tool
+
+    def _input_schema(self, tool: Tool) -> dict[str, Any]:
+        schema = dict(tool.input_schema)
+        properties = schema.get("properties")
+        if isinstance(properties, dict) and self._shared:
+            schema["properties"] = {
+                name: (
+                    {**prop, "description": self._shared[name]}
+                    if isinstance(prop, dict) and name in self._shared and "description" not in prop
+                    else prop
+                )
+                for name, prop in properties.items()
+            }
+        return schema
+
+    def describe(self, name: str) -> dict[str, Any]:
+        tool = self._tool(name)
+        meta = tool.meta or {}
+        out: dict[str, Any] = {"name": tool.name}
+        if tool.title:
+            out["title"] = tool.title
+        if isinstance(meta.get(OPERATION_META_KEY), str):
+            out["operation"] = meta[OPERATION_META_KEY]
+        out["description"] = tool.description
+        out["annotations"] = _hints(tool.annotations)
+        out["inputSchema"] = self._input_schema(tool)
+        if tool.output_schema is not None:
+            out["outputSchema"] = dict(tool.output_schema)
+        return out
+
+    # --------------------------------------------------------------------------------- call
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | None, ctx: ToolContext) -> mcp_types.CallToolResult:
+        tool = self._tool(name)
+        args = self._validator.validate(tool.name, arguments, apply_defaults=tool.apply_defaults)
+        inner = ToolContext(
+            tool_name=tool.name,
+            meta=ctx.meta,
+            cancelled=ctx.cancelled,
+            _report_progress=ctx._report_progress,
+        )
+        value = await tool.run(args, inner)
+        result = to_call_result(value, output_schema=tool.output_schema, tool_name=tool.name)
+        meta: dict[str, Any] = dict(result.meta or {})
+        operation = (tool.meta or {}).get(OPERATION_META_KEY)
+        if isinstance(operation, str):
+            meta[OPERATION_META_KEY] = operation
+        meta[ANNOTATIONS_META_KEY] = _hints(tool.annotations)
+        return result.model_copy(update={"meta": meta})
+
+    def call_annotations(self) -> dict[str, bool]:
+        """What ``call_operation`` may do: the operations' hints taken together."""
+        hints = [_hints(doc.tool.annotations) for doc in self._docs]
+        read_only = all(h["readOnlyHint"] for h in hints)
+        return {
+            "readOnlyHint": read_only,
+            "destructiveHint": (not read_only) and any(h["destructiveHint"] and not h["readOnlyHint"] for h in hints),
+            "idempotentHint": all(h["idempotentHint"] for h in hints),
+            "openWorldHint": any(h["openWorldHint"] for h in hints),
+        }
+
+
+def _tags(catalogue: Catalogue | None) -> dict[str, tuple[str, ...]]:
+    if catalogue is None:
+        return {}
+    return {entry.name: entry.tags for entry in catalogue.tools if entry.tags}
+
+
+def discovery_registry(registry: ToolRegistry, catalogue: Catalogue | None = None) -> ToolRegistry:
+    """A registry with the three discovery tools over ``registry``'s tools."""
+    discovery = Discovery(
+        registry,
+        tags=_tags(catalogue),
+        shared_arguments=catalogue.shared_arguments if catalogue is not None else None,
+    )
+    api = f"the {catalogue.title} API" if catalogue is not None else "this server"
+    count = len(discovery)
+
+    async def search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        return discovery.search(
+            str(args.get("query", "")),
+            limit=int(args.get("limit", DEFAULT_LIMIT)),
+            offset=int(args.get("offset", 0)),
+        )
+
+    async def describe(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        return discovery.describe(str(args["name"]))
+
+    async def call(args: dict[str, Any], ctx: ToolContext) -> mcp_types.CallToolResult:
+        arguments = args.get("arguments")
+        return await discovery.call(str(args["name"]), arguments if isinstance(arguments, dict) else {}, ctx)
+
+    name_schema = {"type": "string", "description": f"An operation name from {SEARCH}."}
+    return ToolRegistry(
+        [
+            Tool(
+                name=SEARCH,
+                run=search,
+                title="Search operations",
+                description=(
+                    f"Find operations of {api} ({count} in all) by words in their name, summary, tags, path "
+                    "and description. Returns the best matches: name, one-line summary, annotations. "
+                    f"Then {DESCRIBE} shows an operation's arguments and {CALL} runs it."
+                ),
+                input_schema={
+                    "type": "object",
+                    "properties": {
+                        "query": {"type": "string", "description": "Words to look for; empty lists every operation."},
+                        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT},
+                        "offset": {"type": "integer", "minimum": 0, "default": 0},
+                    },
+                    "required": ["query"],
+                    "additionalProperties": False,
+                },
+                annotations=dict(_READ_ONLY),
+            ),
+            Tool(
+                name=DESCRIBE,
+                run=describe,
+                title="Describe an operation",
+                description=(
+                    "The input schema (the arguments to pass to call_operation), output schema and "
+                    "annotations of one operation."
+                ),
+                input_schema={
+                    "type": "object",
+                    "properties": {"name": name_schema},
+                    "required": ["name"],
+                    "additionalProperties": False,
+                },
+                annotations=dict(_READ_ONLY),
+            ),
+            Tool(
+                name=CALL,
+                run=call,
+                title="Call an operation",
+                description=(
+                    f"Run one operation of {api} with its arguments (as {DESCRIBE} shows them); returns its "
+                    "result. Some operations change or delete data: check the annotations first."
+                ),
+                input_schema={
+                    "type": "object",
+                    "properties": {
+                        "name": name_schema,
+                        "arguments": {"type": "object", "description": "The operation's arguments."},
+                    },
+                    "required": ["name"],
+                    "additionalProperties": False,
+                },
+                annotations=discovery.call_annotations(),
+            ),
+        ]
+    )
+
+
+def discovery_instructions(catalogue: Catalogue | None, count: int) -> str:
+    api = f"the {catalogue.title} API" if catalogue is not None else "this server"
+    return (
+        f"The {count} operations of {api} are reached through three tools: {SEARCH} finds them, "
+        f"{DESCRIBE} shows one's arguments and result, {CALL} runs one."
+    )
