@@ -281,6 +281,44 @@ class _Steps:
 )
 @click.option("--no-trim", is_flag=True, help="Return results whole (only the `fields` argument applies).")
 @click.option("--no-output-schemas", is_flag=True, help="Advertise no output schemas (saves tokens and bytes).")
+@click.option("--spec", "spec_path", help="The spec a package was generated from (for --validate-responses).")
+@click.option(
+    "--retries",
+    type=click.IntRange(0, 10),
+    default=0,
+    show_default=True,
+    help="Retry failed upstream calls: connection failures for any method; 429/502/503/504 and read "
+    "errors only for GET, HEAD, OPTIONS, PUT, DELETE; never POST or PATCH.",
+)
+@click.option(
+    "--max-concurrent-calls",
+    type=click.IntRange(1),
+    default=None,
+    help="Upstream calls in flight at once [default: 32]; more wait, then fail with a tool error.",
+)
+@click.option(
+    "--max-queue-wait",
+    type=click.FloatRange(0),
+    default=None,
+    help="Seconds a call waits for a free slot [default: 1].",
+)
+@click.option(
+    "--max-calls-per-second", type=click.FloatRange(0), default=None, help="Per-operation rate limit [default: off]."
+)
+@click.option(
+    "--auth-token-env",
+    metavar="NAME",
+    help="HTTP: clients must send this static bearer token, read from environment variable NAME.",
+)
+@click.option(
+    "--auth-jwt-secret-env",
+    metavar="NAME",
+    help="HTTP: accept HS256 JWTs signed with the secret in variable NAME (aud must be this server).",
+)
+@click.option("--auth-resource-url", help="HTTP: this server's URL, the JWT audience [default: from --host/--port].")
+@click.option("--auth-jwt-issuer", help="HTTP: required JWT issuer (iss).")
+@click.option("--auth-issuer-url", help="HTTP: authorization server named in the protected-resource metadata.")
+@click.option("--auth-required-scope", "auth_scopes", multiple=True, help="HTTP: a scope every token must carry.")
 def serve(
     target: str,
     transport: str,
@@ -299,8 +337,39 @@ def serve(
     max_result_string: int,
     no_trim: bool,
     no_output_schemas: bool,
+    spec_path: str | None,
+    retries: int,
+    max_concurrent_calls: int | None,
+    max_queue_wait: float | None,
+    max_calls_per_second: float | None,
+    auth_token_env: str | None,
+    auth_jwt_secret_env: str | None,
+    auth_resource_url: str | None,
+    auth_jwt_issuer: str | None,
+    auth_issuer_url: str | None,
+    auth_scopes: tuple[str, ...],
 ) -> None:
     """Serve TARGET over MCP: a generated package folder, or a spec file (generated in memory)."""
+    import os
+
+    from bridge.transports import ClientAuth, default_resource_url
+
+    auth = None
+    if auth_token_env or auth_jwt_secret_env:
+        if transport != "http":
+            raise click.UsageError("--auth-* options apply to --transport http only")
+        try:
+            auth = ClientAuth.from_env(
+                os.environ,
+                resource_url=auth_resource_url or default_resource_url(host, port),
+                token_env=auth_token_env,
+                jwt_secret_env=auth_jwt_secret_env,
+                jwt_issuer=auth_jwt_issuer,
+                issuer_url=auth_issuer_url,
+                required_scopes=auth_scopes,
+            )
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
     from bridge.serve import ServeOptions, serve_target
     from bridge.trim import TrimSettings
 
@@ -326,6 +395,12 @@ def serve(
         if no_trim
         else TrimSettings(max_bytes=max_result_bytes, max_items=max_result_items, max_string=max_result_string),
         output_schemas=not no_output_schemas,
+        spec=spec_path,
+        auth=auth,
+        retries=retries,
+        max_concurrent_calls=max_concurrent_calls,
+        max_queue_wait=max_queue_wait,
+        max_calls_per_second=max_calls_per_second,
     )
     sys.exit(serve_target(target, options))
 

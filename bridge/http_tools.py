@@ -14,10 +14,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import httpx
 import mcp_types
 
 from bridge.binding import OPERATION_META_KEY, Catalogue, ToolEntry
+from bridge.contract import ResponseContract
 from bridge.credentials import Credentials
 from bridge.errors import ToolError, UpstreamStatusError
 from bridge.request import build_request, resolve_base_url
@@ -43,6 +45,8 @@ class HttpRuntime:
     settings: HttpSettings = field(default_factory=HttpSettings)
     # How results are trimmed (bridge/trim.py); None: no limits (the `fields` argument still works).
     trim: TrimSettings | None = field(default_factory=TrimSettings)
+    # --validate-responses: checks each upstream answer against the spec and logs mismatches.
+    contract: ResponseContract | None = None
 
     @classmethod
     def create(
@@ -57,6 +61,7 @@ class HttpRuntime:
         token_transport: httpx.AsyncBaseTransport | None = None,
         base_url_env_var: str | None = None,
         trim: TrimSettings | None = DEFAULT_TRIM,
+        contract: ResponseContract | None = None,
     ) -> HttpRuntime:
         """Runtime for ``catalogue``: base URL resolved, credentials read from ``environ``.
 
@@ -81,13 +86,16 @@ class HttpRuntime:
             transport=token_transport,
             user_agent=USER_AGENT,
         )
-        upstream = Upstream(url, settings=settings, transport=transport, redact=credentials.redact)
+        upstream = Upstream(
+            url, settings=settings, transport=transport, redact=credentials.redact, name=catalogue.title
+        )
         return cls(
             upstream=upstream,
             credentials=credentials,
             base_url=url,
             settings=settings,
             trim=trim,
+            contract=contract,
         )
 
     async def aclose(self) -> None:
@@ -118,6 +126,16 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
             parts = await runtime.credentials.for_operation(binding.security)
             prepared = prepared.with_credentials(parts)
             response = await runtime.upstream.send(prepared)
+            if runtime.contract is not None and not response.truncated:
+                # openapi-core takes ~20 ms a response: off the event loop, so other calls go on.
+                await anyio.to_thread.run_sync(
+                    runtime.contract.check,
+                    binding.method,
+                    binding.path,
+                    response.status,
+                    response.headers,
+                    response.content,
+                )
             if response.status >= 400:
                 if response.status == 401:
                     runtime.credentials.invalidate(parts)

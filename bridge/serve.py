@@ -13,13 +13,14 @@ import anyio
 from mcp.server.lowlevel import Server
 
 from bridge.binding import Catalogue, ServeMode
+from bridge.contract import ResponseContract
 from bridge.discovery import discovery_instructions, discovery_registry
 from bridge.errors import BridgeError
 from bridge.http_tools import HttpRuntime, HttpSettings, tools_from_catalogue
 from bridge.package import apply_hooks, load_catalogue
 from bridge.server import build_server
 from bridge.tools import ToolRegistry
-from bridge.transports import http_app, run_http, run_stdio
+from bridge.transports import ClientAuth, http_app, run_http, run_stdio
 from bridge.trim import FIELDS_INSTRUCTIONS, TrimSettings
 from bridge.trim import INSTRUCTIONS as TRIM_INSTRUCTIONS
 
@@ -41,6 +42,12 @@ class ServeOptions:
     mode: ServeMode | None = None  # None: the catalogue's default mode
     output_schemas: bool = True  # False: tools advertise no output schema (results are unchanged)
     trim: TrimSettings | None = field(default_factory=TrimSettings)  # None: results are not trimmed
+    spec: str | None = None  # the spec a package was generated from, for validate_responses
+    auth: ClientAuth | None = None  # HTTP: bearer authentication of MCP clients
+    retries: int = 0
+    max_concurrent_calls: int | None = None
+    max_queue_wait: float | None = None
+    max_calls_per_second: float | None = None
 
 
 def load_target(target: str) -> tuple[Catalogue, Path | None]:
@@ -82,12 +89,11 @@ def build_runtime(
     environ: Mapping[str, str] | None = None,
     settings: HttpSettings | None = None,
     transport: object = None,
+    contract: ResponseContract | None = None,
 ) -> HttpRuntime:
     environ = os.environ if environ is None else environ
     env_base, env_vars = env_settings(catalogue, environ)
-    settings = settings or HttpSettings()
-    if options.timeout is not None:
-        settings = replace(settings, deadline=options.timeout)
+    settings = _with_options(settings or HttpSettings(), options)
     return HttpRuntime.create(
         catalogue,
         base_url=options.base_url or env_base,
@@ -97,7 +103,33 @@ def build_runtime(
         transport=transport,  # type: ignore[arg-type]
         base_url_env_var=f"{catalogue.env_prefix}_BASE_URL",
         trim=options.trim,
+        contract=contract,
     )
+
+
+def _with_options(settings: HttpSettings, options: ServeOptions) -> HttpSettings:
+    settings = replace(settings, retries=options.retries)
+    if options.max_concurrent_calls is not None:
+        settings = replace(settings, max_concurrent_calls=options.max_concurrent_calls)
+    if options.max_queue_wait is not None:
+        settings = replace(settings, max_queue_wait=options.max_queue_wait)
+    if options.max_calls_per_second is not None:
+        settings = replace(settings, max_calls_per_second=options.max_calls_per_second)
+    if options.timeout is not None:
+        settings = replace(settings, deadline=options.timeout)
+    return settings
+
+
+def response_contract(target: str, options: ServeOptions) -> ResponseContract | None:
+    """The spec check of ``--validate-responses``: the served spec, or ``--spec`` for a package."""
+    if not options.validate_responses:
+        return None
+    spec = target if not Path(target).is_dir() else options.spec
+    if spec is None:
+        raise BridgeError("--validate-responses needs the spec the package was made from: pass --spec PATH")
+    from generator.load import load_spec
+
+    return ResponseContract(load_spec(spec, validate=False).document)
 
 
 def build_registry(catalogue: Catalogue, runtime: HttpRuntime, package_dir: Path | None) -> ToolRegistry:
@@ -142,7 +174,7 @@ def serve_target(target: str, options: ServeOptions) -> int:
         catalogue, package_dir = load_target(target)
         if not options.output_schemas:
             catalogue = without_output_schemas(catalogue)
-        runtime = build_runtime(catalogue, options)
+        runtime = build_runtime(catalogue, options, contract=response_contract(target, options))
         registry = build_registry(catalogue, runtime, package_dir)
     except BridgeError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -163,6 +195,7 @@ def serve_target(target: str, options: ServeOptions) -> int:
             stateless=options.stateless,
             allowed_hosts=options.allowed_hosts,
             allowed_origins=options.allowed_origins,
+            auth=options.auth,
         )
         run_http(app, host=options.host, port=options.port)
     else:

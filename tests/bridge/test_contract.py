@@ -35,3 +35,32 @@ def test_check_logs_mismatches_without_raising(contract: ResponseContract, caplo
     with caplog.at_level(logging.WARNING, logger="bridge.contract"):
         contract.check("GET", "/pets/{petId}", 200, {"content-type": "application/json"}, b'{"id": "a"}')
     assert "does not match the spec" in caplog.text
+
+
+@pytest.mark.anyio
+async def test_validate_responses_logs_a_mismatch_and_the_call_still_answers(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from bridge.http_tools import HttpRuntime, make_http_tool
+    from bridge.tools import ToolContext
+    from generator.generate import build_catalogue
+    from generator.options import GenerateOptions
+    from tests.bridge.fake_upstream import FakeUpstream
+
+    catalogue, _ = build_catalogue("specs/petstore.yaml", GenerateOptions())
+    fake = FakeUpstream()
+    fake.reply(json_body={"available": "many"})
+    runtime = HttpRuntime.create(
+        catalogue,
+        base_url="http://upstream.test/v1",
+        environ={},
+        transport=fake.transport(),
+        contract=ResponseContract(load_spec("specs/petstore.yaml").document),
+    )
+    entry = next(t for t in catalogue.tools if t.name == "getInventory")
+    async with runtime:
+        with caplog.at_level(logging.WARNING, logger="bridge.contract"):
+            result = await make_http_tool(entry, runtime).run({}, ToolContext(tool_name=entry.name))
+    # The output-schema check answers the model; the contract check tells the operator.
+    assert result.is_error and "available" in result.content[0].text  # type: ignore[union-attr]
+    assert "GET /store/inventory -> 200 does not match the spec" in caplog.text
