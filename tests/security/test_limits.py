@@ -59,7 +59,7 @@ async def test_calls_beyond_the_limit_get_a_clear_tool_error_and_never_reach_ups
     limited = [r for r in results if r.is_error]
     assert len(results) == calls and len(ok) == limit and len(limited) == calls - limit
     for result in limited:
-        assert result_text(result).startswith("too many concurrent calls to 127.0.0.1; retry shortly")
+        assert result_text(result).startswith("too many concurrent calls to Hardening; retry shortly")
     assert peak_concurrency(server.attempts) <= limit
     assert server.count == limit + 1  # the refused calls sent nothing
     assert not after.is_error  # the bridge keeps serving
