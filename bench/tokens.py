@@ -71,13 +71,13 @@ def _visible(counter: Any, tools: Any) -> int:
 def _registry_tools(catalogue: Any, *, discovery: bool = False) -> list[Any]:
     from bridge.discovery import discovery_registry
     from bridge.http_tools import HttpRuntime, tools_from_catalogue
-    from bridge.server import _wire_tool
+    from bridge.server import wire_tool
     from bridge.tools import ToolRegistry
 
     runtime = HttpRuntime.create(catalogue, base_url="http://127.0.0.1:9", environ={})
     registry = ToolRegistry(tools_from_catalogue(catalogue, runtime))
     served = discovery_registry(registry, catalogue) if discovery else registry
-    return [(tool, _wire_tool(tool)) for tool in served]
+    return [(tool, wire_tool(tool)) for tool in served]
 
 
 def _visible_wire(counter: Any, pairs: list[Any]) -> int:

@@ -78,7 +78,7 @@ def _load(target: str) -> tuple[Catalogue, Path | None]:
 def inspect_target(target: str, *, mode: str | None = None, npm_dirs: Sequence[Path] = ()) -> Report:
     """Measure ``target`` (a package folder or a spec file) as ``serve`` would present it."""
     from bridge.serve import ServeOptions, build_registry, build_runtime, server_instructions
-    from bridge.server import _wire_tool  # the exact tools/list form
+    from bridge.server import wire_tool  # the exact tools/list form
 
     catalogue, package_dir = _load(target)
     served_mode: ServeMode = "discovery" if (mode or catalogue.mode) == "discovery" else "tools"
@@ -102,7 +102,7 @@ def inspect_target(target: str, *, mode: str | None = None, npm_dirs: Sequence[P
         instructions_tokens=counter.count(server_instructions(catalogue, served_mode, len(registry))),
     )
     for tool in served:
-        wire = _wire_tool(tool).model_dump(mode="json", by_alias=True, exclude_none=True)
+        wire = wire_tool(tool).model_dump(mode="json", by_alias=True, exclude_none=True)
         visible = counter.count(tool.name) + counter.count(tool.description) + counter.count_json(wire["inputSchema"])
         output = counter.count_json(wire["outputSchema"]) if "outputSchema" in wire else 0
         raw = json.dumps(wire, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

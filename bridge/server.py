@@ -30,7 +30,7 @@ from bridge.errors import ToolError
 from bridge.tools import Tool, ToolContext, ToolRegistry
 from bridge.validation import ArgumentValidator
 
-__all__ = ["UNEXPECTED_ERROR_MESSAGE", "build_server"]
+__all__ = ["UNEXPECTED_ERROR_MESSAGE", "build_server", "wire_tool"]
 
 logger = logging.getLogger("bridge.server")
 
@@ -49,7 +49,8 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _wire_tool(tool: Tool) -> types.Tool:
+def wire_tool(tool: Tool) -> types.Tool:
+    """``tool`` as ``tools/list`` sends it."""
     wire: dict[str, Any] = {"name": tool.name, "inputSchema": _plain(tool.input_schema)}
     if tool.title is not None:
         wire["title"] = tool.title
@@ -57,11 +58,10 @@ def _wire_tool(tool: Tool) -> types.Tool:
         wire["description"] = tool.description
     if tool.output_schema is not None:
         wire["outputSchema"] = _plain(tool.output_schema)
-    annotations = dict(tool.annotations) if tool.annotations is not None else {}
-    if tool.title is not None and not annotations.get("title"):
-        annotations["title"] = tool.title
-    if annotations:
-        wire["annotations"] = annotations
+    # The title is not repeated inside the annotations: clients read `title` first, and on a big
+    # API the copy costs tens of kilobytes of every tools/list.
+    if tool.annotations:
+        wire["annotations"] = dict(tool.annotations)
     if tool.meta is not None:
         wire["_meta"] = _plain(tool.meta)
     return types.Tool.model_validate(wire, by_name=False)
@@ -95,7 +95,7 @@ class _ToolHandlers:
             or len(current) != len(self._listed)
             or not all(a is b for a, b in zip(current, self._listed, strict=True))
         ):
-            cached = self._list_result = types.ListToolsResult(tools=[_wire_tool(t) for t in current])
+            cached = self._list_result = types.ListToolsResult(tools=[wire_tool(t) for t in current])
             self._listed = current
         return cached
 

@@ -89,7 +89,7 @@ async def test_list_tools_sends_every_field(mode: str) -> None:
             description="GET /issues",
             input_schema=SEARCH_INPUT,
             output_schema=SEARCH_OUTPUT,
-            annotations=types.ToolAnnotations(title="Search issues", read_only_hint=True, open_world_hint=True),
+            annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=True),
             _meta={"mcp-bridge/operation": {"method": "GET", "path": "/issues"}},
         ),
         types.Tool(name="bare", input_schema={"type": "object"}),
@@ -98,13 +98,13 @@ async def test_list_tools_sends_every_field(mode: str) -> None:
 
 async def test_tool_list_is_built_once_and_rebuilt_when_the_registry_changes(monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[str] = []
-    wire_tool = bridge.server._wire_tool
+    wire_tool = bridge.server.wire_tool
 
     def counting(tool: Tool) -> types.Tool:
         built.append(tool.name)
         return wire_tool(tool)
 
-    monkeypatch.setattr(bridge.server, "_wire_tool", counting)
+    monkeypatch.setattr(bridge.server, "wire_tool", counting)
 
     async def run(args: dict[str, Any], ctx: ToolContext) -> None:
         return None
