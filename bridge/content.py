@@ -143,8 +143,12 @@ def to_call_result(
     *,
     output_schema: Mapping[str, Any] | None = None,
     tool_name: str = "tool",
+    structured_verified: bool = False,
 ) -> types.CallToolResult:
     """Map a ``run`` return value to a ``CallToolResult`` (see the module docstring).
+
+    ``structured_verified``: a full result's ``structuredContent`` was already checked against
+    ``output_schema`` by the tool itself (generated HTTP tools do), so it is not checked twice.
 
     Raises:
         ToolError: the value does not match ``output_schema``, or a tool with an output schema
@@ -163,7 +167,8 @@ def to_call_result(
                 raise ToolError(
                     f'Tool "{tool_name}" has an output schema but its result carries no structured content.'
                 )
-            check_output(tool_name, output_schema, full.structured_content)
+            if not structured_verified:
+                check_output(tool_name, output_schema, full.structured_content)
         return full
 
     if output_schema is not None:

@@ -224,7 +224,9 @@ class Discovery:
             _report_progress=ctx._report_progress,
         )
         value = await tool.run(args, inner)
-        result = to_call_result(value, output_schema=tool.output_schema, tool_name=tool.name)
+        result = to_call_result(
+            value, output_schema=tool.output_schema, tool_name=tool.name, structured_verified=tool.checks_own_output
+        )
         meta: dict[str, Any] = dict(result.meta or {})
         operation = (tool.meta or {}).get(OPERATION_META_KEY)
         if isinstance(operation, str):

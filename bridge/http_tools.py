@@ -164,6 +164,7 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
         annotations=entry.annotations.model_dump(),
         meta={OPERATION_META_KEY: operation},
         apply_defaults=False,
+        checks_own_output=True,
     )
 
 

@@ -122,7 +122,12 @@ class _ToolHandlers:
         try:
             args = self._validator.validate(tool.name, params.arguments, apply_defaults=tool.apply_defaults)
             value = await tool.run(args, tool_ctx)
-            return to_call_result(value, output_schema=tool.output_schema, tool_name=tool.name)
+            return to_call_result(
+                value,
+                output_schema=tool.output_schema,
+                tool_name=tool.name,
+                structured_verified=tool.checks_own_output,
+            )
         except MCPError:
             raise
         except ToolError as exc:

@@ -61,6 +61,8 @@ class Tool:
     # Fill schema defaults into the arguments before run. Generated HTTP tools turn it off: an
     # OpenAPI default is what the API assumes when a value is absent, not a value to send.
     apply_defaults: bool = True
+    # run() returns CallToolResults whose structuredContent it has checked against output_schema.
+    checks_own_output: bool = False
 
 
 def check_tool_name(name: str) -> None:
