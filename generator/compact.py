@@ -235,6 +235,7 @@ class SchemaCompactor:
         self.settings = settings
         self._memo: dict[tuple[int, bool], tuple[Any, Any]] = {}
         self.titles: dict[int, str] = {}  # id(compacted dict) -> the title it had
+        self.prints = _Fingerprints()  # digests of compacted sub-schemas, shared by every tool
 
     def schema(self, node: Any, *, branch: bool = False) -> Any:
         if not isinstance(node, dict):
@@ -501,7 +502,13 @@ class _Fingerprints:
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
-def share_defs(schema: JsonSchema, *, min_chars: int, titles: Mapping[int, str] | None = None) -> JsonSchema:
+def share_defs(
+    schema: JsonSchema,
+    *,
+    min_chars: int,
+    titles: Mapping[int, str] | None = None,
+    prints: _Fingerprints | None = None,
+) -> JsonSchema:
     """Move sub-schemas repeated in ``schema`` (each at least ``min_chars`` of JSON) to ``$defs``.
 
     Names come from the sub-schema's original title, else the property it was first found under.
@@ -512,7 +519,8 @@ def share_defs(schema: JsonSchema, *, min_chars: int, titles: Mapping[int, str] 
     titles = titles or {}
     defs: dict[str, Any] = dict(schema.get(DEFS) or {})
     body = {k: v for k, v in schema.items() if k != DEFS}
-    prints = _Fingerprints()
+    # One memo for a whole API: compacted sub-schemas are shared between its tools.
+    prints = prints if prints is not None else _Fingerprints()
     counts: Counter[str] = Counter()
     hints: dict[str, str] = {}
 
@@ -704,7 +712,9 @@ def tool_description(op: Operation, settings: CompactSettings) -> str:
 def compact_schema(schema: JsonSchema, compactor: SchemaCompactor) -> JsonSchema:
     compacted = compactor.schema(schema)
     assert isinstance(compacted, dict)
-    return share_defs(compacted, min_chars=compactor.settings.share_min_chars, titles=compactor.titles)
+    return share_defs(
+        compacted, min_chars=compactor.settings.share_min_chars, titles=compactor.titles, prints=compactor.prints
+    )
 
 
 def compact_api(api: Api, settings: CompactSettings) -> Api:
