@@ -41,7 +41,13 @@ _EMPTY_META: Mapping[str, Any] = {}
 
 
 def _plain(value: Any) -> Any:
-    """Mappings and tuples as dicts and lists, so pydantic can serialise any schema object."""
+    """Mappings and tuples as dicts and lists, so pydantic can serialise any schema object.
+
+    A plain dict is taken as it is (JSON data, as every generated schema is): copying a thousand
+    tools' schemas doubled the memory and the time of the first tools/list.
+    """
+    if type(value) is dict:
+        return value
     if isinstance(value, Mapping):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
