@@ -87,23 +87,22 @@ class _ToolHandlers:
         self._registry = registry
         self._validator = ArgumentValidator(registry)
         self._listed: tuple[Tool, ...] = ()
-        self._list_result: types.ListToolsResult | None = None
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         tool = self._registry.get(name)
         return None if tool is None else tool.input_schema
 
-    def list_result(self) -> types.ListToolsResult:
+    def listing(self) -> tuple[Tool, ...]:
+        """The registry's tools; the same tuple object for as long as they have not changed."""
         current = tuple(self._registry)
-        cached = self._list_result
-        if (
-            cached is None
-            or len(current) != len(self._listed)
-            or not all(a is b for a, b in zip(current, self._listed, strict=True))
-        ):
-            cached = self._list_result = types.ListToolsResult(tools=[wire_tool(t) for t in current])
+        if len(current) != len(self._listed) or not all(a is b for a, b in zip(current, self._listed, strict=True)):
             self._listed = current
-        return cached
+        return self._listed
+
+    def list_result(self) -> types.ListToolsResult:
+        # Built on demand and not kept: the wire cache below keeps the shaped answer instead, and
+        # holding both would double the memory of a big API's tool list.
+        return types.ListToolsResult(tools=[wire_tool(t) for t in self.listing()])
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -163,12 +162,12 @@ class _ListToolsWireCache:
 
     def __init__(self, handlers: _ToolHandlers) -> None:
         self._handlers = handlers
-        self._wire: dict[str, tuple[types.ListToolsResult, Any]] = {}
+        self._wire: dict[str, tuple[tuple[Tool, ...], Any]] = {}
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
         if ctx.method != "tools/list" or ctx.request_id is None or not self._cacheable(ctx):
             return await call_next(ctx)
-        current = self._handlers.list_result()
+        current = self._handlers.listing()
         hit = self._wire.get(ctx.protocol_version)
         if hit is not None and hit[0] is current:
             return hit[1]
