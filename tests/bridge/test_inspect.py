@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from bench.tokens import ensure_tokenizer
 from bridge.cli import cli
 from bridge.inspect import inspect_target
 from bridge.tokens import ESTIMATE_CHARS_PER_TOKEN, RANK_FILES, load_counter, rank_file_from_npm
@@ -95,17 +96,14 @@ def test_a_verified_cache_file_gives_exact_counts(tmp_path: Path, monkeypatch: p
 
 
 def test_the_npm_package_gives_exact_counts() -> None:
-    if not (BENCH_TOKENIZER / "node_modules" / "tiktoken").is_dir():
-        pytest.skip("bench/tokenizer is not installed (bench/tokens.py installs it)")
+    ensure_tokenizer()
     counter = load_counter(npm_dirs=[BENCH_TOKENIZER])
     assert counter.exact and "npm" in counter.source
     assert counter.count("Hello world, this is a test of tokenization!") == 11
 
 
 def _real_ranks() -> bytes:
-    folder = BENCH_TOKENIZER / "node_modules" / "tiktoken" / "encoders" / "o200k_base.json"
-    if not folder.is_file():
-        pytest.skip("bench/tokenizer is not installed (bench/tokens.py installs it)")
+    folder = ensure_tokenizer() / "node_modules" / "tiktoken" / "encoders" / "o200k_base.json"
     data = rank_file_from_npm(json.loads(folder.read_bytes()))
     assert hashlib.sha256(data).hexdigest() == RANK_FILES["o200k_base"][1]
     return data
