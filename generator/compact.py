@@ -44,7 +44,7 @@ from generator.options import (
     DEFAULT_TOOL_DESCRIPTION_LIMIT,
     GenerateOptions,
 )
-from generator.schemas import child_schemas
+from generator.schemas import LIST_KEYWORDS, MAP_KEYWORDS, ONE_KEYWORDS, child_schemas
 
 __all__ = [
     "CompactSettings",
@@ -64,24 +64,10 @@ MAX_EXAMPLE_CHARS = 60
 SHARED_ARGUMENT_SHARE = 0.8
 ELLIPSIS = "…"
 
-_MAP_KEYWORDS = frozenset({"properties", "patternProperties", "dependentSchemas"})
-_ONE_KEYWORDS = frozenset(
-    {
-        "items",
-        "additionalProperties",
-        "unevaluatedProperties",
-        "additionalItems",
-        "unevaluatedItems",
-        "contains",
-        "propertyNames",
-        "not",
-        "if",
-        "then",
-        "else",
-        "contentSchema",
-    }
-)
-_LIST_KEYWORDS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+# Subschema keywords, as the converter knows them; $defs are handled on their own here.
+_MAP_KEYWORDS = MAP_KEYWORDS - {"$defs", "definitions"}
+_ONE_KEYWORDS = ONE_KEYWORDS
+_LIST_KEYWORDS = LIST_KEYWORDS
 _DROPPED = frozenset(
     {
         "readOnly",

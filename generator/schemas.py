@@ -31,9 +31,9 @@ COMPONENT_SCHEMAS = "#/components/schemas/"
 Schema = dict[str, Any] | bool
 
 # Keywords whose value is a map of name → subschema.
-_MAP_KEYWORDS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+MAP_KEYWORDS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
 # Keywords whose value is one subschema.
-_ONE_KEYWORDS = frozenset(
+ONE_KEYWORDS = frozenset(
     {
         "items",
         "additionalProperties",
@@ -50,7 +50,7 @@ _ONE_KEYWORDS = frozenset(
     }
 )
 # Keywords whose value is a list of subschemas.
-_LIST_KEYWORDS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+LIST_KEYWORDS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
 # Keywords copied as they are (their values are data, not schemas).
 _COPY_KEYWORDS = frozenset(
     {
@@ -203,14 +203,14 @@ class SchemaConverter:
                 out[key] = value
             elif key == "properties":
                 out[key] = self._properties(value, direction, needs)
-            elif key in _MAP_KEYWORDS:
+            elif key in MAP_KEYWORDS:
                 out[key] = self._map(key, value, direction, needs)
             elif key == "items" and isinstance(value, list):
                 # Draft-4 tuple form; 2020-12 spells it prefixItems.
                 out["prefixItems"] = self._list(key, value, direction, needs)
-            elif key in _ONE_KEYWORDS:
+            elif key in ONE_KEYWORDS:
                 out[key] = self._sub(value, direction, needs)
-            elif key in _LIST_KEYWORDS:
+            elif key in LIST_KEYWORDS:
                 out[key] = self._list(key, value, direction, needs)
         _fix_exclusive_bounds(out)
         if out.get("type") == "file":  # Swagger 2.0 leftover
@@ -484,11 +484,11 @@ def child_schemas(node: Any) -> Iterator[Any]:
     if not isinstance(node, dict):
         return
     for key, value in node.items():
-        if key in _MAP_KEYWORDS and isinstance(value, dict):
+        if key in MAP_KEYWORDS and isinstance(value, dict):
             yield from value.values()
-        elif key in _LIST_KEYWORDS and isinstance(value, list):
+        elif key in LIST_KEYWORDS and isinstance(value, list):
             yield from value
-        elif key in _ONE_KEYWORDS:
+        elif key in ONE_KEYWORDS:
             if isinstance(value, list):  # tuple-form items
                 yield from value
             else:
