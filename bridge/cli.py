@@ -75,7 +75,7 @@ def _read_config(path: Path | None) -> dict[str, Any]:
 @click.option("--read-only", is_flag=True, help="Keep only operations that do not write (GET, HEAD, OPTIONS).")
 @click.option("--strict", is_flag=True, help="Treat warnings (skipped operations) as errors.")
 @click.option("--allow-remote-refs", is_flag=True, help="Follow http(s) $refs (refused by default).")
-@click.option("--no-models", is_flag=True, help="Do not write models.py (pydantic models of inputs and outputs).")
+@click.option("--no-models", is_flag=True, help="Do not write models/ (pydantic models of inputs and outputs).")
 @click.option(
     "--config",
     "config_path",

@@ -10,7 +10,7 @@ import jinja2
 
 from bridge.binding import CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue, ToolEntry
 from generator.ir import Api
-from generator.models import render_models
+from generator.models import render_model_modules
 from generator.write import MANIFEST_FILE, PackageFiles
 
 TEMPLATES = ("server.py", "hooks.py", "README.md", "__init__.py")
@@ -111,7 +111,8 @@ def render_package(api: Api, *, spec_source: str, spec_sha256: str, models: bool
             if tool.output_schema is not None:
                 wire["outputSchema"] = tool.output_schema
             wire_tools.append(wire)
-        package.files["models.py"] = render_models(wire_tools).encode("utf-8")
+        for path, source in render_model_modules(wire_tools).items():
+            package.files[path] = source.encode("utf-8")
     return package
 
 

@@ -49,7 +49,7 @@ def test_generate_writes_a_package_and_exits_zero(tmp_path: Path) -> None:
         "catalogue.json",
         "hooks.py",
         "manifest.json",
-        "models.py",
+        "models",
         "server.py",
     ]
     manifest = json.loads((out / "manifest.json").read_text())
@@ -139,8 +139,10 @@ def test_generation_is_byte_identical_across_runs(tmp_path: Path) -> None:
     spec = _spec(tmp_path)
     generate(str(spec), tmp_path / "one", GenerateOptions())
     generate(str(spec), tmp_path / "two", GenerateOptions())
-    for path in (tmp_path / "one").iterdir():
-        assert path.read_bytes() == (tmp_path / "two" / path.name).read_bytes(), path.name
+    files = sorted(p.relative_to(tmp_path / "one") for p in (tmp_path / "one").rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(tmp_path / "two") for p in (tmp_path / "two").rglob("*") if p.is_file())
+    for path in files:
+        assert (tmp_path / "one" / path).read_bytes() == (tmp_path / "two" / path).read_bytes(), path
 
 
 def test_config_file_overrides_name_and_annotations(tmp_path: Path) -> None:

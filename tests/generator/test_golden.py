@@ -34,17 +34,18 @@ def test_regenerating_a_golden_spec_gives_identical_files(
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN_SPECS))
-def test_golden_models_module_imports(name: str) -> None:
-    path = GENERATED_DIR / name / "models.py"
-    spec = importlib.util.spec_from_file_location(f"golden_models_{name}", path)
+@pytest.mark.parametrize(("module", "suffix"), [("inputs", "Input"), ("outputs", "Output")])
+def test_golden_models_modules_import(name: str, module: str, suffix: str) -> None:
+    path = GENERATED_DIR / name / "models" / f"{module}.py"
+    spec = importlib.util.spec_from_file_location(f"golden_models_{name}_{module}", path)
     assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # pydantic resolves generic models through sys.modules
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = loaded  # pydantic resolves generic models through sys.modules
     try:
-        spec.loader.exec_module(module)
+        spec.loader.exec_module(loaded)
     finally:
         del sys.modules[spec.name]
-    assert any(n.endswith("Input") for n in vars(module))
+    assert any(n.endswith(suffix) for n in vars(loaded))
 
 
 def test_golden_server_module_compiles() -> None:

@@ -31,14 +31,6 @@ class ItemsGetInput(BaseModel):
     session: str | None = None
 
 
-class ItemsGetOutput(BaseModel):
-    id: str | None = None
-    name: constr(max_length=80) | None = None
-    note: str | None = None
-    rank: PositiveInt | None = None
-    field_truncated: list[str] | None = Field(None, alias='_truncated')
-
-
 class UpdateItemInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -48,14 +40,6 @@ class UpdateItemInput(BaseModel):
     note: str | None = None
     rank: PositiveInt | None = None
     secret: str | None = None
-
-
-class UpdateItemOutput(BaseModel):
-    id: str | None = None
-    name: constr(max_length=80) | None = None
-    note: str | None = None
-    rank: PositiveInt | None = None
-    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class Coords(BaseModel):
@@ -82,11 +66,6 @@ class Deep(BaseModel):
     max: float | None = None
 
 
-class StyleQueryOutput(BaseModel):
-    result: list[str] | None = None
-    field_truncated: list[str] | None = Field(None, alias='_truncated')
-
-
 class UploadInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -96,11 +75,6 @@ class UploadInput(BaseModel):
     File content: base64 or data: URI.
     """
     caption: str | None = None
-
-
-class UploadOutput(BaseModel):
-    size: int | None = None
-    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class PutRawInput(BaseModel):

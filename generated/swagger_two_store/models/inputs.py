@@ -22,18 +22,6 @@ class ListOrdersInput(BaseModel):
     field_fields: str | None = Field(None, alias='_fields')
 
 
-class ResultItem(BaseModel):
-    id: int | None = None
-    item: str | None = None
-    quantity: conint(ge=1) | None = None
-    note: str | None = None
-
-
-class ListOrdersOutput(BaseModel):
-    result: list[ResultItem] | None = None
-    field_truncated: list[str] | None = Field(None, alias='_truncated')
-
-
 class PlaceOrderInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
@@ -41,14 +29,6 @@ class PlaceOrderInput(BaseModel):
     item: str
     quantity: conint(ge=1) | None = None
     note: str | None = None
-
-
-class PlaceOrderOutput(BaseModel):
-    id: int | None = None
-    item: str | None = None
-    quantity: conint(ge=1) | None = None
-    note: str | None = None
-    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class UploadReceiptInput(BaseModel):

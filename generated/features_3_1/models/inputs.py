@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from typing import Any, Literal
-from pydantic import BaseModel, ConfigDict, Field, RootModel, conint, constr
+from pydantic import BaseModel, ConfigDict, RootModel, conint, constr
 
 
 class Model(RootModel[Any]):
@@ -16,13 +16,6 @@ class GetTreeInput(BaseModel):
     )
     treeId: constr(min_length=1)
     fields: str | None = None
-
-
-class GetTreeOutput(BaseModel):
-    label: str | None = None
-    children: list[dict[str, Any]] | None = None
-    parent: dict[str, Any] | None = None
-    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class ReplaceTreeInputNode(BaseModel):
@@ -40,13 +33,6 @@ class ReplaceTreeInput(BaseModel):
     children: list[ReplaceTreeInputNode] | None = None
     parent: ReplaceTreeInputNode | None = None
     fields: str | None = None
-
-
-class ReplaceTreeOutput(BaseModel):
-    label: str | None = None
-    children: list[dict[str, Any]] | None = None
-    parent: dict[str, Any] | None = None
-    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 class Filter(BaseModel):
@@ -69,21 +55,10 @@ class SearchInput(BaseModel):
     fields: str | None = None
 
 
-class SearchOutput(BaseModel):
-    hits: list[Any] | None = None
-    total: int | None = None
-    field_truncated: list[str] | None = Field(None, alias='_truncated')
-
-
 class LegacyThingInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-
-
-class LegacyThingOutput(BaseModel):
-    result: int | None = None
-    field_truncated: list[str] | None = Field(None, alias='_truncated')
 
 
 ReplaceTreeInputNode.model_rebuild()

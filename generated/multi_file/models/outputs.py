@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 from typing import Any
-from pydantic import BaseModel, ConfigDict, Field, RootModel, conint
+from pydantic import BaseModel, Field, RootModel
 
 
 class Model(RootModel[Any]):
     root: Any
-
-
-class GetOwnerInput(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-    )
-    ownerId: int
-    fields: str | None = None
 
 
 class GetOwnerOutput(BaseModel):
@@ -23,17 +15,6 @@ class GetOwnerOutput(BaseModel):
     name: str | None = None
     pets: list[dict[str, Any]] | None = None
     field_truncated: list[str] | None = Field(None, alias='_truncated')
-
-
-class ListOwnersInput(BaseModel):
-    model_config = ConfigDict(
-        extra='forbid',
-    )
-    page: conint(ge=1) | None = 1
-    """
-    Page number, from 1.
-    """
-    fields: str | None = None
 
 
 class ResultItem(BaseModel):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict
-from pydantic import BaseModel, ConfigDict, Field, RootModel, conint, constr
+from typing import Any
+from pydantic import BaseModel, ConfigDict, RootModel, conint, constr
 from enum import StrEnum
 
 
@@ -80,44 +80,3 @@ class GetInventoryInput(BaseModel):
         extra='forbid',
     )
     fields: str | None = None
-
-
-class GetInventoryOutput(BaseModel):
-    model_config = ConfigDict(
-        extra='allow',
-    )
-    __annotations__ = {
-        '__pydantic_extra__': Dict[str, int],
-    }
-    field_truncated: list[str] | None = Field(None, alias='_truncated')
-
-
-class Result(BaseModel):
-    id: int | None = None
-
-
-class Result2(BaseModel):
-    name: constr(max_length=64) | None = None
-    tag: str | None = None
-    status: Status | None = None
-
-
-class ResultItem(Result, Result2):
-    pass
-
-
-class ListPetsOutput(BaseModel):
-    result: list[ResultItem] | None = None
-    field_truncated: list[str] | None = Field(None, alias='_truncated')
-
-
-class CreatePetOutput(Result, Result2):
-    field_truncated: list[str] | None = Field(None, alias='_truncated')
-
-
-class GetPetOutput(Result, Result2):
-    field_truncated: list[str] | None = Field(None, alias='_truncated')
-
-
-class WaitForAdoptionOutput(Result, Result2):
-    field_truncated: list[str] | None = Field(None, alias='_truncated')
