@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -49,7 +49,10 @@ TRUNCATION_MARKER = " … (truncated)"
 DEPRECATED_PREFIX = "[Deprecated] "
 FILE_DESCRIPTION = "File content: base64 or data: URI."
 # base64 (standard or URL-safe alphabet, optional padding) or a base64 data: URI; what the runtime decodes.
-FILE_PATTERN = r"^(data:[^,]*;base64,)?([A-Za-z0-9+/_-]{4})*([A-Za-z0-9+/_-]{2}(==)?|[A-Za-z0-9+/_-]{3}=?)?$"
+FILE_PATTERN = (
+    r"^(data:([A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*)?(;[^,;]*)*;base64,)?"
+    r"([A-Za-z0-9+/_-]{4})*([A-Za-z0-9+/_-]{2}(==)?|[A-Za-z0-9+/_-]{3}=?)?$"
+)
 _MAX_REF_HOPS = 32
 
 # (readOnlyHint, destructiveHint, idempotentHint) per method; openWorldHint is always true.
@@ -472,9 +475,12 @@ def _param(ctx: _Context, node: Mapping[str, Any], inputs: _Inputs) -> Param:
     schema = _described(converted.schema, description)
     if deprecated and isinstance(schema, dict):
         schema = {**schema, "deprecated": True}
+    required = location == "path" or node.get("required") is True
     if location == "path":
         schema = _non_empty(schema)
-    required = location == "path" or node.get("required") is True
+    elif required:
+        # An empty required array or object has no serialisation: it would leave the parameter out.
+        schema = _non_empty(schema, kinds=("array", "object"))
     arg = inputs.names.claim(name, location)
     inputs.properties[arg] = schema
     if required:
@@ -500,9 +506,9 @@ def _param(ctx: _Context, node: Mapping[str, Any], inputs: _Inputs) -> Param:
 _NON_EMPTY = {"string": ("minLength", 1), "array": ("minItems", 1), "object": ("minProperties", 1)}
 
 
-def _non_empty(schema: Schema) -> Schema:
+def _non_empty(schema: Schema, kinds: tuple[str, ...] = ("string", "array", "object")) -> Schema:
     """A path value must fill its segment: the runtime refuses empty ones, so the schema says so too."""
-    if not isinstance(schema, dict) or not isinstance(schema.get("type"), str):
+    if not isinstance(schema, dict) or schema.get("type") not in kinds:
         return schema
     bound = _NON_EMPTY.get(schema["type"])
     if bound is None or schema.get(bound[0], 0) >= 1:
@@ -706,6 +712,8 @@ def _flatten(ctx: _Context, schema: Schema, required: bool, inputs: _Inputs) -> 
     properties: dict[str, Any] = schema["properties"]
     if any(naming.arg_name(name) in inputs.names for name in properties):
         return None
+    if not set(schema.get("required", [])) <= set(properties):
+        return None  # a required member with no declared property: only a whole `body` can carry it
     body_required = set(schema.get("required", []))
     fields = []
     for name, prop in properties.items():
@@ -757,9 +765,23 @@ def _responses(
         content = response.get("content") if isinstance(response, dict) else None
         contents[str(status)] = content if isinstance(content, dict) else {}
         responses.append(_response(ctx, str(status), response, contents[str(status)], str(status) in success))
-    output, wrap = _output_schema(ctx, [contents[s] for s in success if s in contents])
-    accept = tuple(dict.fromkeys(str(m) for s in success for m in contents.get(s, {})))
+    if any(status in NO_BODY_STATUSES for status in success):
+        # A 204/205 answer has no body whatever the spec declares for it, so no structured content.
+        output, wrap = None, False
+    else:
+        output, wrap = _output_schema(ctx, [contents[s] for s in success if s in contents])
+    accept = _accept(str(m) for s in success for m in contents.get(s, {}))
     return tuple(responses), output, wrap, accept
+
+
+NO_BODY_STATUSES = frozenset({"204", "205"})
+
+
+def _accept(media_types: Iterable[str]) -> tuple[str, ...]:
+    """The success media types, JSON ones first: servers pick the first type they can produce, and
+    only JSON answers give structured content."""
+    unique = list(dict.fromkeys(media_types))
+    return tuple(sorted(unique, key=lambda m: _media_kind(m) != "json"))
 
 
 def _success_statuses(statuses: Sequence[str]) -> list[str]:

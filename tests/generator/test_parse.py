@@ -831,3 +831,68 @@ paths:
       responses: {}
 """
     assert list(only(parse(spec)).input_schema["properties"]) == ["X-Trace"]
+
+
+def test_json_is_asked_for_first_so_the_answer_can_be_structured() -> None:
+    spec = """
+paths:
+  /a:
+    get:
+      responses:
+        "200":
+          description: ok
+          content:
+            application/xml: {schema: {type: object, properties: {a: {type: string}}}}
+            application/json: {schema: {type: object, properties: {a: {type: string}}}}
+"""
+    assert only(parse(spec)).binding.accept == ("application/json", "application/xml")
+
+
+def test_no_output_schema_when_a_success_status_has_no_body() -> None:
+    spec = """
+paths:
+  /a:
+    post:
+      responses:
+        "204":
+          description: done
+          content: {application/json: {schema: {type: object, properties: {a: {type: string}}}}}
+"""
+    assert only(parse(spec)).output_schema is None
+
+
+def test_required_query_arrays_must_not_be_empty() -> None:
+    spec = """
+paths:
+  /a:
+    get:
+      parameters:
+        - {name: status, in: query, required: true, schema: {type: array, items: {type: string}}}
+        - {name: tags, in: query, schema: {type: array, items: {type: string}}}
+      responses: {}
+"""
+    properties = only(parse(spec)).input_schema["properties"]
+    assert properties["status"]["minItems"] == 1 and "minItems" not in properties["tags"]
+
+
+def test_body_with_a_required_member_it_does_not_describe_stays_one_argument() -> None:
+    spec = """
+paths:
+  /a:
+    post:
+      requestBody:
+        content:
+          application/json:
+            schema: {type: object, required: [kind], properties: {name: {type: string}}}
+      responses: {}
+"""
+    op = only(parse(spec))
+    assert list(op.input_schema["properties"]) == ["body"]
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [("data:image/png;base64,iVBO", True), ("data:aa;base64,iVBO", False), ("data:;name=a;base64,aGk=", True)],
+)
+def test_file_pattern_admits_what_the_runtime_decodes(value: str, ok: bool) -> None:
+    assert bool(re.fullmatch(FILE_PATTERN, value)) is ok
