@@ -158,22 +158,32 @@ def wait_port(port: int, timeout: float, proc: subprocess.Popen[Any] | None = No
 
 
 def kill_tree(proc: subprocess.Popen[Any] | asyncio.subprocess.Process, grace: float = 3.0) -> None:
-    """Terminate ``proc`` and its children (SIGTERM, then SIGKILL after ``grace`` seconds)."""
-    import psutil
+    """Terminate ``proc`` and its children: SIGTERM to its process group, SIGKILL after ``grace`` s.
 
-    try:
-        parent = psutil.Process(proc.pid)
-        family = [*parent.children(recursive=True), parent]
-    except psutil.NoSuchProcess:
+    Every process here is started with ``start_new_session=True``, so its process group id is its
+    pid and holds exactly what it spawned.
+    """
+    pgid = proc.pid
+
+    def signal_group(sig: int) -> bool:
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+
+    if not signal_group(signal.SIGTERM):
         return
-    for p in family:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            p.send_signal(signal.SIGTERM)
-    _, alive = psutil.wait_procs(family, timeout=grace)
-    for p in alive:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            p.kill()
-    psutil.wait_procs(alive, timeout=grace)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if isinstance(proc, subprocess.Popen):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=0.05)
+        else:
+            time.sleep(0.05)
+        if not signal_group(0):
+            return
+    signal_group(signal.SIGKILL)
     if isinstance(proc, subprocess.Popen):
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=grace)
@@ -441,10 +451,8 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], align: str |
 
 
 def machine_info() -> str:
-    import psutil
-
     node = subprocess.run(["node", "--version"], capture_output=True, text=True, check=False).stdout.strip()
-    mem = psutil.virtual_memory().total / 2**30
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return (
         f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores, {mem:.0f} GiB; "
         f"Python {platform.python_version()}; Node {node or 'n/a'}"

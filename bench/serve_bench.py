@@ -1,0 +1,264 @@
+"""Serving over stdio: cold start, tools/list, peak RSS and per-call latency, the same for every server.
+
+Every server is spawned by :class:`bench.common.StdioPeer` (a bare newline-delimited JSON-RPC
+client, protocol 2025-11-25) and measured the same way:
+
+- cold start: spawn -> ``initialize`` answered;
+- ``tools/list``: the first call (lazy work included) and the median of 3 more, timed until the
+  whole answer line has arrived (before the client parses it); its bytes;
+- peak RSS: VmHWM of the server process (the largest of it and its children) after the calls;
+- per call: ``warmup`` calls, then ``calls`` sequential ``tools/call`` of one read-only tool
+  against a loopback upstream (:func:`upstream_app` under uvicorn, in its own process).
+
+Beside them, in the same run: the SDK's import floor (``python -c "import mcp.server.lowlevel,
+mcp.server.stdio"``), the SDK floor server (a low-level ``Server`` with one constant tool, over
+stdio: the per-call floor the bridge adds to) and the same HTTP calls made directly with httpx.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.common import PYTHON, ROOT, StdioPeer, child_env, free_port, run_measured, started, wait_port
+
+IMPORT_FLOOR = "import mcp.server.lowlevel, mcp.server.stdio"
+
+FLOOR_SERVER = """
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+TOOL = types.Tool(name="constant", input_schema={"type": "object", "properties": {}})
+
+
+async def list_tools(ctx, params):
+    return types.ListToolsResult(tools=[TOOL])
+
+
+async def call_tool(ctx, params):
+    return types.CallToolResult(content=[types.TextContent(type="text", text="ok")])
+
+
+server = Server("floor", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def main():
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+anyio.run(main)
+"""
+
+PET_JSON = b'{"id":1,"name":"Rex","tag":"dog","status":"available"}'
+ZEN_TEXT = b"Keep it logically awesome."
+
+
+async def upstream_app(scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+    """A minimal fast REST upstream: a pet for ``.../pets/<id>``, text for ``/zen``, ``{}`` otherwise."""
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    path: str = scope["path"]
+    if path.endswith("/zen"):
+        body, media = ZEN_TEXT, b"text/plain; charset=utf-8"
+    elif "/pets/" in path:
+        body, media = PET_JSON, b"application/json"
+    else:
+        body, media = b"{}", b"application/json"
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", media), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class Upstream:
+    """:func:`upstream_app` under uvicorn on a free 127.0.0.1 port, in its own process."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self._ctx: Any = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> Upstream:
+        cmd = [
+            PYTHON,
+            "-m",
+            "uvicorn",
+            "bench.serve_bench:upstream_app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ]
+        self._ctx = started(cmd, cwd=ROOT, env=child_env())
+        proc = self._ctx.__enter__()
+        try:
+            wait_port(self.port, 20, proc)
+        except BaseException:
+            self._ctx.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._ctx.__exit__(None, None, None)
+
+
+@dataclass
+class Target:
+    """One server to measure: how to start it and which tool to call."""
+
+    label: str
+    cmd: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    tool: Callable[[Sequence[Mapping[str, Any]]], str | None] = lambda tools: None
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ServeRun:
+    label: str
+    cold_start_s: float = float("nan")
+    tools_list_first_s: float = float("nan")
+    tools_list_s: float = float("nan")
+    tools: int = 0
+    tools_bytes: int = 0
+    rss_mb: float = float("nan")
+    call_ms: float = float("nan")
+    call_p50_ms: float = float("nan")
+    call_p99_ms: float = float("nan")
+    calls_per_s: float = float("nan")
+    tool: str = ""
+    error: str = ""
+    tool_list: list[dict[str, Any]] = field(default_factory=list, repr=False)
+
+
+def tool_named(*names: str) -> Callable[[Sequence[Mapping[str, Any]]], str | None]:
+    """A finder: the first tool whose name, lowercased with punctuation removed, is one of ``names``."""
+    wanted = {"".join(ch for ch in n.lower() if ch.isalnum()) for n in names}
+
+    def find(tools: Sequence[Mapping[str, Any]]) -> str | None:
+        for tool in tools:
+            key = "".join(ch for ch in str(tool.get("name", "")).lower() if ch.isalnum())
+            if key in wanted:
+                return str(tool["name"])
+        return None
+
+    return find
+
+
+async def _timed_request(peer: StdioPeer, method: str, params: dict[str, Any], timeout: float) -> tuple[Any, float]:
+    start = time.perf_counter()
+    result = await peer.request(method, params, timeout=timeout)
+    return result, time.perf_counter() - start
+
+
+async def measure(
+    target: Target,
+    *,
+    calls: int,
+    warmup: int = 20,
+    keep_tools: bool = False,
+    stderr: Path | None = None,
+    timeout: float = 180,
+) -> ServeRun:
+    run = ServeRun(target.label)
+    peer = StdioPeer(target.cmd, cwd=target.cwd, env=target.env, stderr=stderr)
+    try:
+        async with peer:
+            run.cold_start_s = await peer.initialize(timeout=timeout)
+            start = time.perf_counter()
+            tools, run.tools_bytes = await peer.list_tools_raw(timeout=timeout)
+            run.tools_list_first_s = time.perf_counter() - start
+            again = []
+            for _ in range(3):
+                start = time.perf_counter()
+                await peer.list_tools_raw(timeout=timeout)
+                again.append(time.perf_counter() - start)
+            run.tools_list_s = statistics.median(again)
+            run.tools = len(tools)
+            if keep_tools:
+                run.tool_list = tools
+            name = target.tool(tools)
+            if calls and name is None:
+                run.error = "the tool to call was not found"
+            elif calls and name is not None:
+                run.tool = name
+                params = {"name": name, "arguments": target.args}
+                first = await peer.request("tools/call", params, timeout=60)
+                if first.get("isError"):
+                    run.error = "isError: " + json.dumps(first.get("content"))[:300]
+                for _ in range(warmup):
+                    await peer.request("tools/call", params, timeout=60)
+                times = []
+                begin = time.perf_counter()
+                for _ in range(calls):
+                    _, seconds = await _timed_request(peer, "tools/call", params, 60)
+                    times.append(seconds)
+                total = time.perf_counter() - begin
+                run.calls_per_s = calls / total
+                run.call_ms = 1000 * total / calls
+                times.sort()
+                run.call_p50_ms = 1000 * statistics.median(times)
+                run.call_p99_ms = 1000 * times[min(len(times) - 1, int(0.99 * len(times)))]
+            run.rss_mb = peer.peak_rss_mb() or float("nan")
+    except Exception as exc:
+        run.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+    return run
+
+
+async def measure_direct(url: str, *, calls: int, warmup: int = 20, headers: Mapping[str, str] | None = None) -> float:
+    """ms per sequential GET of ``url`` with one pooled httpx.AsyncClient (the upstream's own floor)."""
+    import httpx
+
+    async with httpx.AsyncClient(headers=dict(headers or {}), trust_env=False) as client:
+        for _ in range(warmup):
+            (await client.get(url)).raise_for_status()
+        start = time.perf_counter()
+        for _ in range(calls):
+            response = await client.get(url)
+            response.raise_for_status()
+        return 1000 * (time.perf_counter() - start) / calls
+
+
+def import_floor() -> tuple[float, float]:
+    """Seconds and peak RSS (MB) of ``python -c "import mcp.server.lowlevel, mcp.server.stdio"``."""
+    result = run_measured([PYTHON, "-c", IMPORT_FLOOR], env=child_env(), timeout=120)
+    return result.seconds, result.peak_rss_mb
+
+
+def floor_target() -> Target:
+    return Target("SDK floor server", [PYTHON, "-c", FLOOR_SERVER], env=child_env(), tool=tool_named("constant"))
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+if __name__ == "__main__":  # a smoke run: the floor server
+    print(run(measure(floor_target(), calls=200)), file=sys.stderr)
