@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint typecheck pytest bench corpus golden clean
+.PHONY: setup demo test lint typecheck pytest bench corpus prism load golden clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,10 +32,23 @@ test: lint typecheck pytest
 golden: $(STAMP)
 	$(BIN)/python -m tests.regen_golden
 
-bench: $(STAMP)
-	$(BIN)/python -m bench.run_all
+BENCH_STAMP := $(VENV)/.installed-bench
 
-corpus: $(STAMP)
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e ".[dev,bench]"
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(BIN)/python -m bench.run_all
+	$(BIN)/python -m bench.tokens
+
+load: $(BENCH_STAMP)
+	$(BIN)/python -m bench.load_test
+
+prism: $(BENCH_STAMP)
+	$(BIN)/python -m bench.prism --set all
+
+corpus: $(BENCH_STAMP)
 	$(BIN)/python -m bench.corpus
 
 clean:
