@@ -441,3 +441,16 @@ async def test_the_token_verifier_maps_jwt_claims_to_an_access_token() -> None:
     assert static is not None and static.resource == RESOURCE
     assert await verifier.verify_token("") is None
     assert await verifier.verify_token("x" * 10_000) is None
+
+
+async def test_no_cors_headers_are_sent_even_to_a_preflight() -> None:
+    preflight = {
+        "Origin": "http://localhost:3000",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type, mcp-session-id",
+    }
+    async with asgi_client() as client:
+        options = await client.options("/mcp", headers=preflight)
+        post = await initialize(client, {"Origin": "http://localhost:3000"})
+    for response in (options, post):
+        assert not [h for h in response.headers if h.lower().startswith("access-control-")]
