@@ -45,8 +45,25 @@ def _load_and_parse(source: str, options: GenerateOptions, *, step: Step, valida
     step("load")
     loaded = load_spec(source, allow_remote_refs=options.allow_remote_refs, validate=validate, fatal_validation=False)
     step("parse")
-    api = parse_api(loaded.document, options=options, source_name=source)
-    return loaded, lean_api(api, options)
+    return loaded, _parse(loaded, options, source)
+
+
+def build_from_loaded(loaded: LoadedSpec, options: GenerateOptions) -> Api:
+    """Parse an already loaded spec; issues settled as :func:`build_api` does."""
+    return _settle_issues(_parse(loaded, options, loaded.source), loaded.issues, strict=options.strict)
+
+
+def _parse(loaded: LoadedSpec, options: GenerateOptions, source: str) -> Api:
+    try:
+        api = parse_api(loaded.document, options=options, source_name=source)
+    except (AttributeError, TypeError, KeyError, ValueError, IndexError):
+        if not loaded.issues:
+            raise  # a valid document the parser cannot handle is a bug: let it show
+        # Too malformed to convert: its validation problems say why, with their pointers.
+        raise GenerationError(
+            [*loaded.issues, Issue(Level.ERROR, source, "the document is too malformed to convert")]
+        ) from None
+    return lean_api(api, options)
 
 
 def _settle_issues(api: Api, load_issues: tuple[Issue, ...], *, strict: bool) -> Api:

@@ -143,7 +143,13 @@ def _load(
         # it can; operations it cannot convert are skipped with their own warning.
         issues = [Issue(Level.WARNING, p.where, p.message) for p in problems]
         if version == "2.0":
-            converted, conversion_issues = swagger2.convert(bundled.document, source=name)
+            try:
+                converted, conversion_issues = swagger2.convert(bundled.document, source=name)
+            except (AttributeError, TypeError, KeyError, ValueError, IndexError):
+                if not problems:
+                    raise  # a valid document the converter cannot handle is a bug: let it show
+                # Too malformed to convert: the validation problems say why, with their pointers.
+                raise SpecError([*map(str, problems), f"{name}: cannot convert this Swagger 2.0 document"]) from None
             return LoadedSpec(name, converted, version, sha256, tuple(issues + conversion_issues))
     except refs.RefError as exc:
         raise SpecError(exc.problems) from None
