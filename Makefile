@@ -41,6 +41,7 @@ $(BENCH_STAMP): $(STAMP)
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench.run_all
 	$(BIN)/python -m bench.tokens
+	$(BIN)/python -m bench.corpus
 
 load: $(BENCH_STAMP)
 	$(BIN)/python -m bench.load_test
