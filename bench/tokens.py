@@ -28,9 +28,7 @@ import asyncio
 import json
 import platform
 import random
-import shutil
 import statistics
-import subprocess
 import time
 from collections import Counter
 from dataclasses import replace
@@ -49,15 +47,10 @@ PEER_BYTES = {"FastMCP 4.2.3": 11_654_167, "openapi-mcp-generator 4.0.1": 1_699_
 
 
 def ensure_tokenizer() -> Path:
-    """bench/tokenizer/node_modules with the pinned npm ``tiktoken`` (``npm ci`` once)."""
-    marker = TOKENIZER_DIR / "node_modules" / "tiktoken" / "encoders" / "o200k_base.json"
-    if not marker.is_file():
-        npm = shutil.which("npm")
-        if npm is None:
-            raise SystemExit("npm is needed to install bench/tokenizer (Node 20 and npm)")
-        subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=TOKENIZER_DIR, check=True, timeout=600
-        )
+    """bench/tokenizer with the pinned npm ``tiktoken`` installed (``npm ci`` once)."""
+    from tests.node_tools import npm_ci
+
+    npm_ci(TOKENIZER_DIR)
     return TOKENIZER_DIR
 
 

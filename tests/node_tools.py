@@ -11,21 +11,26 @@ NODE_MODULES = NODE_DIR / "node_modules"
 NPM_INSTALL_TIMEOUT = 600
 
 
-def ensure_node_modules() -> Path:
-    """Return tests/node/node_modules, running `npm ci` once when it is missing or stale."""
-    lock = NODE_DIR / "package-lock.json"
-    marker = NODE_MODULES / ".package-lock.json"
-    if not marker.exists() or marker.stat().st_mtime < lock.stat().st_mtime:
+def npm_ci(folder: Path) -> Path:
+    """``folder/node_modules`` from its pinned lock file, running ``npm ci`` once when missing or stale."""
+    modules = folder / "node_modules"
+    marker = modules / ".package-lock.json"
+    if not marker.exists() or marker.stat().st_mtime < (folder / "package-lock.json").stat().st_mtime:
         npm = shutil.which("npm")
         if npm is None:
-            raise RuntimeError("npm is needed for these tests (Node 20 and npm are part of the supported machine)")
+            raise RuntimeError("npm is needed here (Node 20 and npm are part of the supported machine)")
         subprocess.run(
             [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=NODE_DIR,
+            cwd=folder,
             check=True,
             timeout=NPM_INSTALL_TIMEOUT,
         )
-    return NODE_MODULES
+    return modules
+
+
+def ensure_node_modules() -> Path:
+    """tests/node/node_modules (real specs, real clients and checkers), installed on first use."""
+    return npm_ci(NODE_DIR)
 
 
 def oas_examples() -> list[Path]:

@@ -15,14 +15,13 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import anyio
 import pytest
 
 from tests.e2e.conftest import Upstream, http_bridge
-from tests.node_tools import NPM_INSTALL_TIMEOUT, ensure_node_modules
+from tests.node_tools import ensure_node_modules, npm_ci
 
 pytestmark = [pytest.mark.anyio, pytest.mark.node]
 
@@ -45,18 +44,8 @@ def node() -> str:
 
 
 def ensure_conformance_next() -> Path:
-    """``conformance_next/node_modules``, running ``npm ci`` there once when missing or stale."""
-    marker = NEXT_DIR / "node_modules" / ".package-lock.json"
-    if not marker.exists() or marker.stat().st_mtime < (NEXT_DIR / "package-lock.json").stat().st_mtime:
-        npm = shutil.which("npm")
-        assert npm is not None, "npm is needed for this test"
-        subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=NEXT_DIR,
-            check=True,
-            timeout=NPM_INSTALL_TIMEOUT,
-        )
-    return NEXT_DIR / "node_modules"
+    """``conformance_next/node_modules``, installed on first use."""
+    return npm_ci(NEXT_DIR)
 
 
 def scenario_statuses(output_dir: Path) -> dict[str, list[str]]:
