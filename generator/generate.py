@@ -6,14 +6,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from bridge.binding import CATALOGUE_FILE, Catalogue
+from bridge.binding import Catalogue
 from generator.compact import lean_api, shared_arguments
 from generator.ir import Api
 from generator.issues import GenerationError, Issue, Level
 from generator.load import LoadedSpec, load_spec
 from generator.options import GenerateOptions
 from generator.parse import parse_api
-from generator.render import catalogue_from_api, catalogue_json, manifest_tools, render_package
+from generator.render import catalogue_from_api, manifest_tools, render_package
 from generator.write import PackageDiff, write_package
 
 DEFAULT_OUTPUT_ROOT = Path("generated")
@@ -153,11 +153,11 @@ def generate(
         api, catalogue = finish_catalogue(api, options)
         package = render_package(
             api,
+            catalogue,
             spec_source=Path(source).name if "://" not in source else source,
             spec_sha256=loaded.sha256,
             models=options.models,
         )
-        package.files[CATALOGUE_FILE] = catalogue_json(catalogue)
         load_issues = background.issues(loaded) if background is not None else loaded.issues
     except BaseException:
         if background is not None:

@@ -80,8 +80,10 @@ def _md_cell(value: object) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
 
 
-def render_package(api: Api, *, spec_source: str, spec_sha256: str, models: bool = True) -> PackageFiles:
-    catalogue = catalogue_from_api(api)
+def render_package(
+    api: Api, catalogue: Catalogue, *, spec_source: str, spec_sha256: str, models: bool = True
+) -> PackageFiles:
+    """The files of ``api``'s package; ``catalogue`` is what the runtime will serve."""
     context = {
         "api": api,
         "catalogue": catalogue,
