@@ -128,13 +128,6 @@ def tools_list_json(tools: Sequence[Any]) -> bytes:
 # ----------------------------------------------------------------------------------- processes
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def wait_port(port: int, timeout: float, proc: subprocess.Popen[Any] | None = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -50,7 +50,6 @@ from bench.common import (
     Spec,
     directory_specs,
     fake_environ,
-    free_port,
     github_spec,
     kill_tree,
     local_spec,
@@ -59,6 +58,7 @@ from bench.common import (
     oas_example_specs,
     replace_section,
 )
+from bridge.demo_upstream import free_port
 
 PRISM_BIN = TEST_NODE_MODULES / "@stoplight" / "prism-cli" / "dist" / "index.js"
 PRISM_MD = BENCH_DIR / "PRISM.md"

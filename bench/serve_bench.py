@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.common import PYTHON, ROOT, StdioPeer, child_env, free_port, run_measured, started, wait_port
+from bench.common import PYTHON, ROOT, StdioPeer, child_env, run_measured, started, wait_port
+from bridge.demo_upstream import free_port
 
 IMPORT_FLOOR = "import mcp.server.lowlevel, mcp.server.stdio"
 

@@ -9,26 +9,18 @@ cancelled mid-flight whose upstream request is seen closed).
 from __future__ import annotations
 
 import json
-import socket
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from bridge.demo_upstream import DEMO_API_KEY, PetStore, create_app
+from bridge.demo_upstream import DEMO_API_KEY, PetStore, serve_pet_store
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = "specs/petstore.yaml"
 PACKAGE = Path("generated/petstore")
 CANCEL_AFTER_SECONDS = 1.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _show(label: str, result: Any) -> None:
@@ -73,23 +65,10 @@ async def _drive(port: int, store: PetStore) -> None:
 
 
 async def _main() -> None:
-    import uvicorn
-
     _generate()
-    store = PetStore()
-    port = _free_port()
-    config = uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    upstream = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(upstream.serve)
-        with anyio.fail_after(10):
-            while not upstream.started:
-                await anyio.sleep(0.02)
+    async with serve_pet_store() as (port, store):
         print(f"Embedded pet store API on http://127.0.0.1:{port}/v1")
-        try:
-            await _drive(port, store)
-        finally:
-            upstream.should_exit = True
+        await _drive(port, store)
     print("\nUpstream requests:", json.dumps([f"{m} {p}" for m, p in store.requests]))
 
 

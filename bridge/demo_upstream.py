@@ -6,6 +6,9 @@ when a client gives up, so the demo can show that cancelling a tool call closes 
 
 from __future__ import annotations
 
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 DEMO_API_KEY = "demo-key-123"
+STARTUP_TIMEOUT = 15.0
 STATUSES = ("available", "pending", "sold")
 
 
@@ -118,3 +122,31 @@ def create_app(store: PetStore | None = None) -> Starlette:
     app = Starlette(routes=routes)
     app.state.store = store
     return app
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@asynccontextmanager
+async def serve_pet_store(store: PetStore | None = None) -> AsyncIterator[tuple[int, PetStore]]:
+    """The pet store under uvicorn on 127.0.0.1 in this event loop: ``(port, store)`` once it listens."""
+    import uvicorn
+
+    store = store or PetStore()
+    port = free_port()
+    config = uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve)
+        try:
+            with anyio.fail_after(STARTUP_TIMEOUT):
+                while not server.started:
+                    await anyio.sleep(0.01)
+            yield port, store
+        finally:
+            server.should_exit = True

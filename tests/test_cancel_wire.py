@@ -7,47 +7,18 @@ the upstream request is closed and no response is ever written for the cancelled
 from __future__ import annotations
 
 import json
-import socket
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import pytest
-import uvicorn
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from bridge.demo_upstream import DEMO_API_KEY, PetStore, create_app
+from bridge.demo_upstream import DEMO_API_KEY, serve_pet_store
 from tests.golden import GENERATED_DIR, ROOT
 
 pytestmark = pytest.mark.anyio
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@asynccontextmanager
-async def pet_store() -> AsyncIterator[tuple[int, PetStore]]:
-    store = PetStore()
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    )
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        with anyio.fail_after(10):
-            while not server.started:
-                await anyio.sleep(0.01)
-        try:
-            yield port, store
-        finally:
-            server.should_exit = True
 
 
 class RawClient:
@@ -66,7 +37,7 @@ class RawClient:
 
 
 async def test_cancelled_call_closes_the_upstream_request_and_gets_no_response() -> None:
-    async with pet_store() as (port, store):
+    async with serve_pet_store() as (port, store):
         env = {"PETSTORE_BASE_URL": f"http://127.0.0.1:{port}/v1", "PETSTORE_API_KEY": DEMO_API_KEY, "PATH": ""}
         command = [sys.executable, "-m", "bridge", "serve", str(GENERATED_DIR / "petstore")]
         async with await anyio.open_process(command, env=env, cwd=ROOT, stderr=None) as process:

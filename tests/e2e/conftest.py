@@ -18,21 +18,13 @@ from typing import Any, TextIO
 
 import anyio
 import pytest
-import uvicorn
 
-from bridge.demo_upstream import DEMO_API_KEY, PetStore, create_app
+from bridge.demo_upstream import DEMO_API_KEY, PetStore, free_port, serve_pet_store
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "generated" / "petstore"
 STARTUP_TIMEOUT = 15.0
 STOP_TIMEOUT = 5.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def port_accepts(port: int) -> bool:
@@ -61,19 +53,8 @@ class Upstream:
 
 @asynccontextmanager
 async def running_upstream() -> AsyncIterator[Upstream]:
-    store = PetStore()
-    port = free_port()
-    config = uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        try:
-            with anyio.fail_after(STARTUP_TIMEOUT):
-                while not server.started:
-                    await anyio.sleep(0.01)
-            yield Upstream(store, port)
-        finally:
-            server.should_exit = True
+    async with serve_pet_store() as (port, store):
+        yield Upstream(store, port)
 
 
 @pytest.fixture
