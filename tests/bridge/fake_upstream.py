@@ -40,6 +40,7 @@ from bridge.binding import (
 from bridge.credentials import Credentials
 from bridge.http_tools import HttpRuntime
 from bridge.upstream import HttpSettings, Upstream
+from generator import pointer as jsonpointer
 
 BASE_URL = "http://upstream.test"
 
@@ -236,15 +237,6 @@ def _template_regex(template: str) -> re.Pattern[str]:
     return re.compile(pattern + re.escape(template[pos:]) + "$")
 
 
-def _resolve_local(spec: Mapping[str, Any], node: Any) -> Any:
-    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/"):
-        target: Any = spec
-        for token in node["$ref"][2:].split("/"):
-            target = target[token.replace("~1", "/").replace("~0", "~")]
-        node = target
-    return node
-
-
 def _group(name: str) -> str:
     return "p_" + re.sub(r"\W", "_", name)
 
@@ -266,7 +258,7 @@ class _OpenAPIRequest:
             raise LookupError(f"path outside the server base path {base_path!r}")
         sub = recorded.raw_path[len(base_path) :]
         for template, raw_item in spec["paths"].items():
-            item = _resolve_local(spec, raw_item)
+            item = jsonpointer.resolve(spec, raw_item["$ref"]) if "$ref" in raw_item else raw_item
             match = _template_regex(template).match(sub)
             if match and self.method in item:
                 break
