@@ -168,12 +168,7 @@ def render_model_modules(tools: list[dict[str, Any]]) -> dict[str, str]:
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(max_workers=2) as pool:
-            input_source, output_source = pool.map(_render_side, [(inputs, "Input"), (outputs, "Output")])
+            input_source, output_source = pool.map(render_models, [inputs, outputs])
     else:
-        input_source, output_source = _render_side((inputs, "Input")), _render_side((outputs, "Output"))
+        input_source, output_source = render_models(inputs), render_models(outputs)
     return {"models/__init__.py": MODELS_INIT, "models/inputs.py": input_source, "models/outputs.py": output_source}
-
-
-def _render_side(job: tuple[list[dict[str, Any]], str]) -> str:
-    tools, _side = job
-    return render_models(tools)
