@@ -301,6 +301,7 @@ class StdioPeer:
         self.spawned_at = 0.0
         self._next_id = 0
         self._stderr_file: Any = None
+        self.answered_at = 0.0  # perf_counter when the last answer's line had arrived, before parsing
 
     async def start(self) -> None:
         self._stderr_file = open(self.stderr_path, "wb") if self.stderr_path else subprocess.DEVNULL
@@ -333,6 +334,7 @@ class StdioPeer:
         async with asyncio.timeout(timeout):
             while True:
                 line = await self.proc.stdout.readline()
+                arrived = time.perf_counter()
                 if not line:
                     raise RuntimeError(f"{self.cmd[0]}: stdout closed while waiting for {method}")
                 try:
@@ -341,6 +343,7 @@ class StdioPeer:
                     continue  # a stray non-JSON line
                 if answer.get("id") != rid:
                     continue  # a notification or a request from the server
+                self.answered_at = arrived
                 if "error" in answer:
                     raise RuntimeError(f"{method}: {answer['error']}")
                 return answer.get("result")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import sys
@@ -170,6 +171,10 @@ def build_bridge_server(catalogue: Catalogue, registry: ToolRegistry, *, mode: S
 def serve_target(target: str, options: ServeOptions) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # The catalogue is a hundred thousand long-lived objects: the collector is off while they are
+    # made (it would walk them again and again) and they are frozen afterwards, so later
+    # collections during tool calls skip them.
+    gc.disable()
     try:
         catalogue, package_dir = load_target(target)
         if not options.output_schemas:
@@ -187,7 +192,10 @@ def serve_target(target: str, options: ServeOptions) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 1
         raise
+    finally:
+        gc.enable()
     server = build_bridge_server(catalogue, registry, mode=options.mode)
+    gc.freeze()
     if options.transport == "http":
         app = http_app(
             server,

@@ -23,14 +23,15 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from bridge.content import error_result, to_call_result
 from bridge.errors import ToolError
 from bridge.tools import Tool, ToolContext, ToolRegistry
 from bridge.validation import ArgumentValidator
 
-__all__ = ["UNEXPECTED_ERROR_MESSAGE", "build_server", "wire_tool"]
+__all__ = ["UNEXPECTED_ERROR_MESSAGE", "build_server", "wire_data", "wire_tool"]
 
 logger = logging.getLogger("bridge.server")
 
@@ -55,22 +56,32 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def wire_tool(tool: Tool) -> types.Tool:
-    """``tool`` as ``tools/list`` sends it."""
-    wire: dict[str, Any] = {"name": tool.name, "inputSchema": _plain(tool.input_schema)}
+def wire_data(tool: Tool) -> dict[str, Any]:
+    """``tool`` as the JSON data ``tools/list`` sends on a handshake-era connection.
+
+    It is what the SDK's dump of :func:`wire_tool` gives, built without the pydantic models: the
+    schemas are the tool's own dicts, not copies (tests compare the two for every version).
+    """
+    wire: dict[str, Any] = {"name": tool.name}
     if tool.title is not None:
         wire["title"] = tool.title
     if tool.description:
         wire["description"] = tool.description
+    wire["inputSchema"] = _plain(tool.input_schema)
     if tool.output_schema is not None:
         wire["outputSchema"] = _plain(tool.output_schema)
     # The title is not repeated inside the annotations: clients read `title` first, and on a big
     # API the copy costs tens of kilobytes of every tools/list.
     if tool.annotations:
-        wire["annotations"] = dict(tool.annotations)
+        wire["annotations"] = {k: _plain(v) for k, v in tool.annotations.items() if v is not None}
     if tool.meta is not None:
         wire["_meta"] = _plain(tool.meta)
-    return types.Tool.model_validate(wire, by_name=False)
+    return wire
+
+
+def wire_tool(tool: Tool) -> types.Tool:
+    """``tool`` as ``tools/list`` sends it, checked by the SDK's model."""
+    return types.Tool.model_validate(wire_data(tool), by_name=False)
 
 
 def _single_leaf(exc: BaseException) -> BaseException:
@@ -102,7 +113,7 @@ class _ToolHandlers:
     def list_result(self) -> types.ListToolsResult:
         # Built on demand and not kept: the wire cache below keeps the shaped answer instead, and
         # holding both would double the memory of a big API's tool list.
-        return types.ListToolsResult(tools=[wire_tool(t) for t in self.listing()])
+        return types.ListToolsResult(tools=[_checked_wire_tool(t) for t in self.listing()])
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -152,12 +163,15 @@ class _ToolHandlers:
 
 
 class _ListToolsWireCache:
-    """Reuses each protocol era's shaped ``tools/list`` answer until the tool set changes.
+    """Keeps each protocol version's ``tools/list`` answer until the tool set changes.
 
-    The SDK dumps, re-validates and re-dumps the whole list on every ``tools/list``; with a
-    thousand tools that is most of a second. The answer only changes with the registry, so the
-    wire dict of the first answer per protocol version is kept. Requests with a cursor, and
-    sessions whose handshake is not done (the SDK's gate must answer them), take the normal path.
+    On a 2024-11-05 .. 2025-11-25 connection the answer is built here as plain JSON data that
+    shares the tools' schema dicts: the SDK's own path dumps, re-validates and re-dumps the whole
+    list (most of a second and tens of megabytes on a thousand tools). Each tool is still checked
+    with the SDK's ``Tool`` model, and the data equals what the SDK would send. Other versions
+    (2026-07-28 adds cache hints and a server stamp) take the SDK's path once and reuse its
+    answer. Requests with a cursor, and sessions whose handshake is not done (the SDK's gate must
+    answer them), always take the normal path.
     """
 
     def __init__(self, handlers: _ToolHandlers) -> None:
@@ -171,7 +185,10 @@ class _ListToolsWireCache:
         hit = self._wire.get(ctx.protocol_version)
         if hit is not None and hit[0] is current:
             return hit[1]
-        result = await call_next(ctx)
+        if ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
+            result: Any = {"tools": [_checked_wire_data(tool) for tool in current]}
+        else:
+            result = await call_next(ctx)
         if isinstance(result, dict):
             self._wire[ctx.protocol_version] = (current, result)
         return result
@@ -181,6 +198,20 @@ class _ListToolsWireCache:
         if any(key != "_meta" for key in ctx.params or {}):
             return False
         return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session.client_params is not None
+
+
+def _checked_wire_tool(tool: Tool) -> types.Tool:
+    try:
+        return wire_tool(tool)
+    except ValidationError:
+        # As the SDK answers a handler's invalid result: the details stay in the server's log.
+        logger.exception('Tool "%s" has an invalid definition', tool.name)
+        raise MCPError(code=types.INTERNAL_ERROR, message="Handler returned an invalid result") from None
+
+
+def _checked_wire_data(tool: Tool) -> dict[str, Any]:
+    _checked_wire_tool(tool)
+    return wire_data(tool)
 
 
 def build_server(
