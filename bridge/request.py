@@ -26,7 +26,7 @@ import json
 import re
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -216,6 +216,8 @@ class PreparedRequest:
     """Encoded ``(name, value)`` cookie pairs (sent as one ``Cookie`` header)."""
     template_segments: tuple[str | None, ...]
     """Expected path segments: literal text, or None where a slot was filled."""
+    _url_proof: tuple[object, ...] | None = field(default=None, init=False, repr=False, compare=False)
+    """The URL parts :func:`_assemble` proved, as built here; ``dataclasses.replace`` drops it."""
 
     def with_credentials(self, parts: CredentialParts) -> PreparedRequest:
         """This request plus the credentials in ``parts``; credentials replace same-named parameters."""
@@ -224,18 +226,24 @@ class PreparedRequest:
         cred_headers = {name.lower() for name, _ in parts.headers}
         headers = [(n, v) for n, v in self.headers if n.lower() not in cred_headers and n.lower() != "cookie"]
         headers.extend(parts.headers)
+        cookies = self.cookies
+        if parts.cookies:
+            cred_cookies = {name for name, _ in parts.cookies}
+            cookie_list = [(n, v) for n, v in self.cookies if n not in cred_cookies]
+            for name, value in parts.cookies:
+                _check_token(name, "cookie")
+                cookie_list.append((name, quote(value, safe="")))
+            cookies = tuple(cookie_list)
+        if cookies:
+            headers.append(("Cookie", "; ".join(f"{n}={v}" for n, v in cookies)))
+        if not parts.query:  # headers and cookies leave the proven URL as it is
+            return _proven(replace(self, headers=tuple(headers), cookies=cookies), self._url_proof)
         cred_query = {quote(name, safe="") for name, _ in parts.query}
         query = [(n, v) for n, v in self.query if n not in cred_query]
         query.extend((quote(n, safe=""), quote(v, safe="")) for n, v in parts.query)
-        cred_cookies = {name for name, _ in parts.cookies}
-        cookies = [(n, v) for n, v in self.cookies if n not in cred_cookies]
-        for name, value in parts.cookies:
-            _check_token(name, "cookie")
-            cookies.append((name, quote(value, safe="")))
-        if cookies:
-            headers.append(("Cookie", "; ".join(f"{n}={v}" for n, v in cookies)))
         url = _assemble(self.base_url, self.path, query, self.template_segments, self.operation)
-        return replace(self, url=url, headers=tuple(headers), query=tuple(query), cookies=tuple(cookies))
+        request = replace(self, url=url, headers=tuple(headers), query=tuple(query), cookies=cookies)
+        return _proven(request, _url_parts(request))
 
 
 def build_request(
@@ -302,7 +310,7 @@ def build_request(
         headers.append(("Cookie", "; ".join(f"{n}={v}" for n, v in cookies)))
 
     url = _assemble(base, path, query, segments, op)
-    return PreparedRequest(
+    request = PreparedRequest(
         method=method,
         url=url,
         headers=tuple(headers),
@@ -315,6 +323,18 @@ def build_request(
         cookies=tuple(cookies),
         template_segments=segments,
     )
+    return _proven(request, _url_parts(request))
+
+
+def _url_parts(request: PreparedRequest) -> tuple[object, ...]:
+    return (request.url, request.base_url, request.path, request.query, request.template_segments)
+
+
+def _proven(request: PreparedRequest, proof: tuple[object, ...] | None) -> PreparedRequest:
+    """``request``, remembering that :func:`_assemble` proved ``proof`` (its URL parts) safe."""
+    if proof is not None and all(a is b for a, b in zip(proof, _url_parts(request), strict=True)):
+        object.__setattr__(request, "_url_proof", proof)
+    return request
 
 
 def _has_surrogate(value: Any, depth: int = 0) -> bool:
@@ -432,9 +452,12 @@ def check_prepared(request: PreparedRequest, base_url: httpx.URL) -> None:
     prefix = _base_path(base_url)
     if _base_path(request.base_url) != prefix or not request.path.startswith(prefix + "/"):
         raise unsafe
-    rebuilt = _assemble(request.base_url, request.path, request.query, request.template_segments, op)
-    if rebuilt.raw_path != request.url.raw_path or request.url.userinfo or request.url.fragment:
-        raise unsafe
+    proof = request._url_proof
+    if proof is None or not all(a is b for a, b in zip(proof, _url_parts(request), strict=True)):
+        # Altered since it was built (a hook's dataclasses.replace, a bug): prove the URL again.
+        rebuilt = _assemble(request.base_url, request.path, request.query, request.template_segments, op)
+        if rebuilt.raw_path != request.url.raw_path or request.url.userinfo or request.url.fragment:
+            raise unsafe
     if not _TOKEN.fullmatch(request.method):
         raise unsafe
     for name, value in request.headers:

@@ -280,6 +280,11 @@ async def test_a_prepared_request_altered_after_building_is_refused_by_upstream_
             dataclasses.replace(good, url=httpx.URL("http://169.254.169.254/v1/items/1")),
             dataclasses.replace(good, path="/v1/items/1/../../admin"),
         ]
+        # Changed in place, past the frozen dataclass (the URL proof made at build time must not
+        # vouch for it): the URL is proved again.
+        in_place = build_request(entry.binding, {"id": "1"}, base_url=base)
+        object.__setattr__(in_place, "url", httpx.URL(f"http://127.0.0.1:{server.port}/v1/admin"))
+        tampered.append(in_place)
         async with Upstream(base) as upstream:
             for request in tampered:
                 with pytest.raises(UnsafeRequestError, match="nothing was sent"):

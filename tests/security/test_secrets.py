@@ -20,7 +20,10 @@ from urllib.parse import quote, quote_plus
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import bridge.credentials as credentials_module
 from bridge.binding import EnvVar, SecurityScheme
 from bridge.credentials import Credentials, scrub
 from bridge.server import UNEXPECTED_ERROR_MESSAGE
@@ -112,6 +115,18 @@ async def test_connection_errors_name_the_origin_without_the_query_key() -> None
     assert "api_key" not in text
 
 
+_SCRUB_SAMPLES = (
+    "GET https://alice:hunter2@api.example/x",
+    "see /cb?access_token=abc&page=2",
+    "Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l\r\nAccept: */*",
+    '{"Cookie": "sid=abc", "ok": 1}',
+    "{'authorization': 'Bearer abc'}",
+    "token Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig",
+    "X-API-\u212aEY: k",
+    "PROXY-AUTHORIZATION: x",
+)
+
+
 def test_structural_credential_spellings_are_scrubbed_whatever_their_value() -> None:
     samples = {
         "GET https://alice:hunter2@api.example/x": "GET https://***@api.example/x",
@@ -129,6 +144,27 @@ def test_structural_credential_spellings_are_scrubbed_whatever_their_value() -> 
         assert scrub(harmless) == harmless
     anonymous = Credentials({}, {})
     assert anonymous.redact("Authorization: Bearer xyz") == "Authorization: ***"
+
+
+_SCRUB_ALPHABET = "aAbBeErRtTiIoOnNzZkKcCxXyYpP@=:;&?/-_ .'\"\r\n\u212a\u0130\u0131"
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(text=st.text(alphabet=_SCRUB_ALPHABET, max_size=60) | st.sampled_from(_SCRUB_SAMPLES))
+def test_scrub_prefilter_never_skips_a_string_a_pattern_would_change(text: str) -> None:
+    """scrub() skips strings without its hint literals: the skip must be exact, never a leak."""
+    assert scrub(text) == _scrub_without_prefilter(text)
+
+
+def _scrub_without_prefilter(text: str) -> str:
+    for pattern, replacement in credentials_module._SCRUBS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def test_every_credential_header_name_carries_a_scrub_hint() -> None:
+    for name in credentials_module.CREDENTIAL_HEADERS:
+        assert credentials_module._SCRUB_HINT.search(name) is not None, name
 
 
 # ------------------------------------------------------------- the canary, over stdio, end to end
