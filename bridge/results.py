@@ -104,13 +104,19 @@ def _redact_json(value: Any, redact: Redactor) -> Any:
 
 
 class OutputCheck:
-    """Checks structured content against a tool's output schema (compiled once)."""
+    """Checks structured content against a tool's output schema (compiled at its first use).
+
+    Compiling lazily keeps a thousand-tool server's start-up and memory to the tools it calls.
+    """
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
-        cls = jsonschema_validators.validator_for(schema, default=jsonschema_validators.Draft202012Validator)
-        self._validator = cls(schema)
+        self._schema = schema
+        self._validator: Any = None
 
     def problem(self, value: Any) -> str | None:
+        if self._validator is None:
+            cls = jsonschema_validators.validator_for(self._schema, default=jsonschema_validators.Draft202012Validator)
+            self._validator = cls(self._schema)
         error = next(iter(self._validator.iter_errors(value)), None)
         if error is None:
             return None

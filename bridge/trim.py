@@ -23,10 +23,12 @@ trimmed results have, so that ``structuredContent`` always validates against wha
 advertises: nothing is required, ``oneOf`` becomes ``anyOf``, keywords a cut or a dropped member
 could violate are removed (``minLength``, ``pattern``, ``minItems``, ``uniqueItems``,
 ``min/maxProperties``, ``dependent*``, ``not``, ``if``/``then``/``else``, ``contains``, closed
-``additionalProperties``, enums of long strings or of objects, formats whose values can be long
-such as ``uri``), ``_truncated`` is declared at the
-root, and objects below ``depth`` levels are reduced to their type. Every change only widens the
-schema, so an instance of the original schema, once trimmed, is an instance of the advertised one.
+``additionalProperties``, formats whose values can be long such as ``uri``), ``_truncated`` is
+declared at the root, and objects below ``depth`` levels are reduced to their type. ``enum`` and
+``const`` are left out as well: APIs add values to response enums without calling it a breaking
+change, and each new value would turn a good answer into a tool error. Repeated ``anyOf`` and
+``allOf`` members are listed once. Every change only widens the schema (or keeps it equal), so an
+instance of the original schema, once trimmed, is an instance of the advertised one.
 """
 
 from __future__ import annotations
@@ -567,12 +569,6 @@ SHORT_FORMATS = frozenset(
 _DEFS_PREFIX = "#/$defs/"
 
 
-def _scalar(value: Any) -> bool:
-    return (
-        value is None or isinstance(value, bool | int | float) or (isinstance(value, str) and len(value) <= MIN_STRING)
-    )
-
-
 def _type_only(node: Mapping[str, Any]) -> dict[str, Any]:
     kind = node.get("type")
     return {"type": kind} if kind is not None else {}
@@ -632,13 +628,8 @@ class _Advertiser:
                 members = [self.node(item, level, open_refs) for item in value]
                 if any(m == {} or m is True for m in members) and target == "anyOf":
                     continue  # one branch accepts anything: so does the whole
-                out.setdefault(target, []).extend(members)
-            elif key == "enum":
-                if isinstance(value, list) and all(_scalar(v) for v in value):
-                    out[key] = value
-            elif key == "const":
-                if _scalar(value):
-                    out[key] = value
+                listed = out.setdefault(target, [])
+                listed.extend(m for i, m in enumerate(members) if m not in listed and m not in members[:i])
             elif key in ("maxLength", "maxItems", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
                 out[key] = value
             elif key == "format":
@@ -650,6 +641,13 @@ class _Advertiser:
             out["allOf"] = [m for m in out["allOf"] if m != {} and m is not True]
             if not out["allOf"]:
                 del out["allOf"]
+        for key in ("anyOf", "allOf"):
+            group = out.get(key)
+            if isinstance(group, list) and len(group) == 1 and isinstance(group[0], dict):
+                only = group[0]
+                if not (only.keys() & (out.keys() - {key})):  # one member, no clash: the same as its keywords
+                    del out[key]
+                    out.update(only)
         return out
 
     def child(self, node: Any, level: int, open_refs: frozenset[str]) -> Any:

@@ -14,8 +14,9 @@ dropped here too should one appear.
 Descriptions (tool and schema) are cut to their first paragraph, markdown links and a few HTML
 tags are reduced to their text, sentences that only point elsewhere ("For more information,
 see ...") are dropped, as are sentences repeated across the whole API often enough to be
-boilerplate (:attr:`CompactSettings.boilerplate_repeats`, never the first sentence of a
-description), and the result is cut at a word near the configured limit.
+boilerplate (:attr:`CompactSettings.boilerplate_repeats`, never the first sentence a tool's
+description starts with: an operation description's first sentence only when it follows the
+summary), and the result is cut at a word near the configured limit.
 
 ``$defs``: a definition used once (and not from inside itself) is inlined; a sub-schema repeated
 within one tool schema and big enough to pay for a reference is moved to ``$defs`` once and
@@ -187,26 +188,37 @@ def cut(text: str, limit: int) -> str:
     return head.rstrip(" ,;:-\n") + ELLIPSIS
 
 
-def compact_text(text: str, limit: int, boilerplate: frozenset[str] = frozenset()) -> str:
-    """One description as the model should see it (see the module docstring)."""
+def compact_text(
+    text: str, limit: int, boilerplate: frozenset[str] = frozenset(), *, after_summary: bool = False
+) -> str:
+    """One description as the model should see it (see the module docstring).
+
+    ``after_summary``: the text follows the operation's summary, so its own first sentence is not
+    the tool description's first and may be dropped as boilerplate too.
+    """
     paragraph = first_paragraph(clean_text(text))
     kept = []
     for position, sentence in enumerate(sentences(paragraph)):
         if _is_reference_only(sentence):
             continue
-        if position > 0 and sentence.strip() in boilerplate:
+        if (position > 0 or after_summary) and sentence.strip() in boilerplate:
             continue
         kept.append(sentence)
     return cut(" ".join(kept).strip(), limit)
 
 
-def find_boilerplate(texts: Iterable[str], repeats: int) -> frozenset[str]:
-    """Sentences that are not first in their description and occur at least ``repeats`` times."""
+def find_boilerplate(texts: Iterable[str | tuple[str, bool]], repeats: int) -> frozenset[str]:
+    """Sentences that occur at least ``repeats`` times, not counting first sentences.
+
+    A text given as ``(text, True)`` follows a summary: its first sentence counts as well.
+    """
     if repeats <= 0:
         return frozenset()
     counts: Counter[str] = Counter()
-    for text in texts:
-        for sentence in sentences(first_paragraph(clean_text(text)))[1:]:
+    for item in texts:
+        text, after_summary = (item, False) if isinstance(item, str) else item
+        found = sentences(first_paragraph(clean_text(text)))
+        for sentence in found if after_summary else found[1:]:
             counts[sentence.strip()] += 1
     return frozenset(s for s, n in counts.items() if n >= repeats)
 
@@ -659,11 +671,11 @@ def _schema_texts(node: Any, seen: set[int]) -> Iterator[str]:
         stack.extend(child_schemas(current))
 
 
-def _all_texts(api: Api) -> Iterator[str]:
+def _all_texts(api: Api) -> Iterator[str | tuple[str, bool]]:
     seen: set[int] = set()
     for op in api.operations:
         if op.description:
-            yield op.description
+            yield op.description, bool(op.summary)
         yield from _schema_texts(op.input_schema, seen)
         if op.output_schema is not None:
             yield from _schema_texts(op.output_schema, seen)
@@ -683,7 +695,9 @@ def tool_description(op: Operation, settings: CompactSettings) -> str:
 
     summary = compact_text(op.summary, settings.description_limit) if op.summary else ""
     description = (
-        compact_text(op.description, settings.description_limit, settings.boilerplate) if op.description else ""
+        compact_text(op.description, settings.description_limit, settings.boilerplate, after_summary=bool(summary))
+        if op.description
+        else ""
     )
     if summary and description:
         first = (sentences(description) or [""])[0]

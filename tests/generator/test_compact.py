@@ -105,6 +105,16 @@ def test_sentences_repeated_across_the_api_are_boilerplate_unless_first() -> Non
     assert compact_text(texts[-1], 200, boilerplate) == "The name is not case sensitive."
 
 
+def test_a_boilerplate_first_sentence_is_dropped_only_after_a_summary() -> None:
+    notice = "This endpoint is in public preview and is subject to change."
+    texts = [(f"{notice} Lists the widget's {n} parts.", True) for n in ("red", "blue", "green")]
+    texts.append(f"{notice} Gets one part.")
+    boilerplate = find_boilerplate(texts, repeats=3)
+    assert boilerplate == frozenset({notice})
+    assert compact_text(texts[0][0], 200, boilerplate, after_summary=True) == "Lists the widget's red parts."
+    assert compact_text(f"{notice} Gets one part.", 200, boilerplate) == f"{notice} Gets one part."
+
+
 @pytest.mark.parametrize(
     ("name", "description", "trivial"),
     [

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any, Dict
 from pydantic import BaseModel, ConfigDict, Field, RootModel, constr
-from enum import StrEnum
 
 
 class Model(RootModel[Any]):
@@ -25,16 +24,10 @@ class Result(BaseModel):
     id: int | None = None
 
 
-class Status(StrEnum):
-    available = 'available'
-    pending = 'pending'
-    sold = 'sold'
-
-
 class Result2(BaseModel):
     name: constr(max_length=64) | None = None
     tag: str | None = None
-    status: Status | None = None
+    status: str | None = None
 
 
 class ResultItem(Result, Result2):
