@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.dataclasses import dataclass
 
 CATALOGUE_FORMAT = 1
 CATALOGUE_FILE = "catalogue.json"
@@ -19,11 +20,18 @@ ParamLocation = Literal["path", "query", "header", "cookie"]
 JsonSchema = dict[str, Any]
 
 
+# The catalogue's parts are slotted frozen dataclasses rather than models: a thousand-operation
+# API has thousands of parameters, and a model instance carries a __dict__ and a fields-set per
+# object (about 1 KB each; 8 MB of a GitHub server's memory). Only the root stays a model.
+_CONFIG = ConfigDict(extra="forbid")
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class ParamBinding(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class ParamBinding:
     """One OpenAPI parameter: the tool argument that feeds it and how it goes on the wire."""
 
     arg: str
@@ -38,14 +46,16 @@ class ParamBinding(_Frozen):
     content_type: str | None = None
 
 
-class BodyField(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class BodyField:
     """A flattened request-body property: argument name and property name in the body."""
 
     arg: str
     wire: str
 
 
-class BodyBinding(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class BodyBinding:
     """The request body: its media type and which arguments make it up.
 
     Exactly one of ``arg`` (the whole body is one argument) and ``fields`` (an object body
@@ -62,12 +72,14 @@ class BodyBinding(_Frozen):
     json_fields: tuple[str, ...] = ()
 
 
-class SchemeUse(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class SchemeUse:
     scheme: str
     scopes: tuple[str, ...] = ()
 
 
-class OutputPolicy(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class OutputPolicy:
     """Per-operation result shaping (``x-mcp-output`` or config): keep only ``fields`` (dotted
     paths), and limits that replace the server's defaults for this tool."""
 
@@ -77,7 +89,8 @@ class OutputPolicy(_Frozen):
     max_bytes: int | None = None
 
 
-class HttpBinding(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class HttpBinding:
     """How one tool call becomes one HTTP request, and how its response becomes a result."""
 
     method: str
@@ -99,14 +112,16 @@ class HttpBinding(_Frozen):
     page_args: tuple[str, ...] = ()
 
 
-class EnvVar(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class EnvVar:
     """An environment variable that supplies one part of a credential."""
 
     role: Literal["value", "token", "username", "password", "client_id", "client_secret"]
     name: str
 
 
-class SecurityScheme(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class SecurityScheme:
     type: Literal["apiKey", "http", "oauth2", "openIdConnect", "mutualTLS"]
     description: str | None = None
     location: Literal["header", "query", "cookie"] | None = None  # apiKey
@@ -118,26 +133,30 @@ class SecurityScheme(_Frozen):
     supported: bool = True
 
 
-class ServerVariable(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class ServerVariable:
     default: str
     enum: tuple[str, ...] = ()
     description: str | None = None
 
 
-class ServerSpec(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class ServerSpec:
     url: str
     description: str | None = None
     variables: dict[str, ServerVariable] = Field(default_factory=dict)
 
 
-class ToolAnnotationsSpec(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class ToolAnnotationsSpec:
     readOnlyHint: bool  # wire names
     destructiveHint: bool
     idempotentHint: bool
     openWorldHint: bool
 
 
-class ToolEntry(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class ToolEntry:
     name: str
     title: str | None = None
     description: str

@@ -9,16 +9,19 @@ in-flight request.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import anyio
 import httpx
 import mcp_types
 
-from bridge.binding import OPERATION_META_KEY, Catalogue, ToolEntry
+from bridge.binding import OPERATION_META_KEY, Catalogue, ToolAnnotationsSpec, ToolEntry
 from bridge.contract import ResponseContract
 from bridge.credentials import Credentials
 from bridge.errors import ToolError, UpstreamStatusError
@@ -161,11 +164,17 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
         title=entry.title,
         input_schema=entry.input_schema,
         output_schema=entry.output_schema,
-        annotations=entry.annotations.model_dump(),
+        annotations=_annotations(entry.annotations),
         meta={OPERATION_META_KEY: operation},
         apply_defaults=False,
         checks_own_output=True,
     )
+
+
+@functools.cache
+def _annotations(spec: ToolAnnotationsSpec) -> Mapping[str, Any]:
+    """One read-only mapping per distinct annotation set (an API has at most a handful)."""
+    return MappingProxyType(dataclasses.asdict(spec))
 
 
 def tools_from_catalogue(catalogue: Catalogue, runtime: HttpRuntime) -> list[Tool]:

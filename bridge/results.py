@@ -28,6 +28,7 @@ Every text the model sees goes through ``redact``.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -210,7 +211,7 @@ def _json_result(
 ) -> mcp_types.CallToolResult:
     data = _redact_json(data, redact)
     policy = binding.output
-    settings = (trim or _NO_LIMITS).merged(policy.model_dump() if policy is not None else None)
+    settings = (trim or _NO_LIMITS).merged(dataclasses.asdict(policy) if policy is not None else None)
     selected = policy.fields if policy is not None else ()
     structured: dict[str, Any] | None
     notes: list[str] = []

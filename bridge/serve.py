@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import logging
 import os
@@ -67,7 +68,7 @@ def load_target(target: str) -> tuple[Catalogue, Path | None]:
 
 def without_output_schemas(catalogue: Catalogue) -> Catalogue:
     """``catalogue`` with no tool advertising an output schema (``serve --no-output-schemas``)."""
-    tools = tuple(entry.model_copy(update={"output_schema": None}) for entry in catalogue.tools)
+    tools = tuple(dataclasses.replace(entry, output_schema=None) for entry in catalogue.tools)
     return catalogue.model_copy(update={"tools": tools})
 
 

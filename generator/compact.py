@@ -26,6 +26,7 @@ referenced. Recursive schemas stay ``$defs`` references, so no cycle is ever exp
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -829,7 +830,7 @@ def shape_operation(op: Operation, options: GenerateOptions) -> tuple[Operation,
         if fields_arg is not None:
             binding_changes["fields_arg"] = fields_arg
             input_schema = {**input_schema, "properties": {**(properties or {}), fields_arg: dict(FIELDS_SCHEMA)}}
-    binding = op.binding.model_copy(update=binding_changes)
+    binding = dataclasses.replace(op.binding, **binding_changes)
     return replace(op, input_schema=input_schema, output_schema=output, binding=binding), issues
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -124,7 +125,7 @@ def finish_catalogue(api: Api, options: GenerateOptions) -> tuple[Api, Catalogue
         api, shared = shared_arguments(api, options.shared_argument_tools)
     catalogue = catalogue_from_api(api)
     tools = tuple(
-        entry.model_copy(update={"tags": op.tags}) if op.tags else entry
+        dataclasses.replace(entry, tags=op.tags) if op.tags else entry
         for entry, op in zip(catalogue.tools, api.operations, strict=True)
     )
     catalogue = catalogue.model_copy(update={"mode": options.mode, "shared_arguments": shared, "tools": tools})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -150,12 +151,12 @@ async def test_discovery_reaches_and_calls_every_operation_like_its_own_tool(nam
                     described = await client.call_tool(DESCRIBE, {"name": entry.name})
                     assert described.structured_content is not None, described
                     assert described.structured_content["inputSchema"] == entry.input_schema
-                    assert described.structured_content["annotations"] == entry.annotations.model_dump()
+                    assert described.structured_content["annotations"] == dataclasses.asdict(entry.annotations)
                     assert described.structured_content.get("outputSchema") == entry.output_schema
                     result = await client.call_tool(CALL, {"name": entry.name, "arguments": arguments})
                     meta = result.meta or {}
                     assert meta[OPERATION_META_KEY] == entry.operation
-                    assert meta[ANNOTATIONS_META_KEY] == entry.annotations.model_dump()
+                    assert meta[ANNOTATIONS_META_KEY] == dataclasses.asdict(entry.annotations)
                 outcomes[mode].append((entry.name, result.is_error, _structured(result)))
             requests[mode] = [_request_key(r) for r in fake.requests]
     assert outcomes["discovery"] == outcomes["tools"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -21,7 +22,7 @@ BINDING = HttpBinding(
     path="/pets/{petId}",
     params=(ParamBinding(arg="petId", wire="petId", location="path", style="simple", explode=False, required=True),),
 )
-WRAPPED = BINDING.model_copy(update={"wrap_output": True})
+WRAPPED = dataclasses.replace(BINDING, wrap_output=True)
 SECRET = "SECRET-canary-77"
 
 

@@ -223,7 +223,7 @@ async def test_the_deadline_includes_every_retry() -> None:
 async def test_retry_decisions_ignore_tool_annotations() -> None:
     catalogue = hardening_catalogue()
     lying = ToolAnnotationsSpec(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
-    tools = tuple(t.model_copy(update={"annotations": lying}) if t.name == "createItem" else t for t in catalogue.tools)
+    tools = tuple(dataclasses.replace(t, annotations=lying) if t.name == "createItem" else t for t in catalogue.tools)
     catalogue = catalogue.model_copy(update={"tools": tools})
     async with FaultServer(Fault.error(503), Fault.echo()) as server:
         async with bridge_client(server.url + "/v1", catalogue=catalogue, settings=fast(**RETRYING)) as client:
