@@ -14,6 +14,7 @@ from pathlib import Path
 import anyio
 from mcp.server.lowlevel import Server
 
+from bridge.allocator import pin_mmap_threshold
 from bridge.binding import Catalogue, ServeMode
 from bridge.contract import ResponseContract
 from bridge.discovery import discovery_instructions, discovery_registry
@@ -172,6 +173,7 @@ def build_bridge_server(catalogue: Catalogue, registry: ToolRegistry, *, mode: S
 def serve_target(target: str, options: ServeOptions) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    pin_mmap_threshold()
     # The catalogue is a hundred thousand long-lived objects: the collector is off while they are
     # made (it would walk them again and again) and they are frozen afterwards, so later
     # collections during tool calls skip them.
