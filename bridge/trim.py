@@ -431,6 +431,8 @@ def _reduce(candidate: _Candidate, excess: int, notes: _Notes, allow_omit: bool)
 
 def _fit(value: dict[str, Any], budget: int, notes: _Notes, keep: frozenset[str]) -> None:
     """Step 4: cut the largest parts until the compact JSON of ``value`` fits ``budget``."""
+    if _size(value) <= budget:  # most results: one C-speed encoding instead of a sizing walk
+        return
     for allow_omit in (False, True):
         for _ in range(_MAX_ROUNDS):
             size, candidate = _largest(value, (), TrimSettings(), keep, allow_omit)
