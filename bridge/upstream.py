@@ -46,6 +46,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from importlib import metadata
+from typing import Any
 
 import anyio
 import httpx
@@ -228,6 +229,23 @@ class _RefuseAll(http.cookiejar.DefaultCookiePolicy):
         return False
 
 
+class _NoCookies(http.cookiejar.CookieJar):
+    """A jar that never takes a cookie in (and so never sends one).
+
+    httpx hands every response to its client's jar; a jar that only refuses by policy still parses
+    each Set-Cookie header first, which cost about 5% of a call's CPU.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(policy=_RefuseAll())
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+    def set_cookie(self, cookie: http.cookiejar.Cookie) -> None:
+        return None
+
+
 class _RedactingFilter(logging.Filter):
     """Scrubs secrets out of log records: message, arguments, traceback and stack text.
 
@@ -310,7 +328,7 @@ class Upstream:
             ),
             follow_redirects=False,
             headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
-            cookies=http.cookiejar.CookieJar(policy=_RefuseAll()),
+            cookies=_NoCookies(),
             trust_env=self.settings.trust_env,
         )
         self._log_filter = _RedactingFilter(redact) if redact is not _no_redact else None
