@@ -65,9 +65,8 @@ DEFAULT_MAX_ITEMS = 100
 DEFAULT_MAX_STRING = 4000
 DEFAULT_OUTPUT_DEPTH = 1
 MIN_STRING = 256
-"""The smallest string cap: no string this short is ever cut, so enum and const strings up to
-this long, and every value of a short ``format`` (dates, uuids, emails, addresses, host names),
-stay valid."""
+"""The smallest string cap: no string this short is ever cut, so every value of a short ``format``
+(dates, uuids, emails, addresses, host names) stays valid, and short identifiers stay whole."""
 MIN_BYTES = 1024
 MAX_MARKERS = 12
 MAX_FIELDS = 100
