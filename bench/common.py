@@ -375,6 +375,19 @@ class StdioPeer:
             if not cursor:
                 return tools, size
 
+    def cpu_seconds(self) -> float | None:
+        """User + system CPU seconds of the server process and its children so far."""
+        import psutil
+
+        if self.proc is None:
+            return None
+        try:
+            root = psutil.Process(self.proc.pid)
+            family = [root, *root.children(recursive=True)]
+            return sum(t.user + t.system for t in (p.cpu_times() for p in family))
+        except psutil.NoSuchProcess:
+            return None
+
     def peak_rss_mb(self) -> float | None:
         """VmHWM of the server process and its children (a node launcher counts its child)."""
         import psutil

@@ -292,13 +292,26 @@ def render(data: dict[str, Any]) -> str:
                     fmt(_median([i["call_p50_ms"] for i in ok]), 3),
                     fmt(_median([i["call_p99_ms"] for i in ok]), 3),
                     fmt(_median([i["calls_per_s"] for i in ok]), 0),
+                    fmt(_median([i.get("cpu_ms", float("nan")) for i in ok]), 3),
                     " / ".join(fmt(i["calls_per_s"], 0) for i in items),
                     "; ".join(sorted({i["error"][:120] for i in items if i["error"]})) or "",
                 ]
             )
     lines += [
         md_table(
-            ["spec", "server", "ms/call", "p50 ms", "p99 ms", "calls/s", "runs (calls/s)", "errors"], rows, "llrrrrll"
+            [
+                "spec",
+                "server",
+                "ms/call",
+                "p50 ms",
+                "p99 ms",
+                "calls/s",
+                "server CPU ms/call",
+                "runs (calls/s)",
+                "errors",
+            ],
+            rows,
+            "llrrrrrll",
         ),
         "",
     ]
@@ -319,7 +332,7 @@ def render(data: dict[str, Any]) -> str:
 
 
 def _serve_median(items: list[dict[str, Any]], key: str) -> float:
-    return _median([i[key] for i in items if not i["error"]])
+    return _median([i.get(key, float("nan")) for i in items if not i["error"]])
 
 
 def analyse(data: dict[str, Any]) -> None:
@@ -397,7 +410,9 @@ def analyse(data: dict[str, Any]) -> None:
                 f"- {spec}, {BRIDGE} vs {peer}: cold start {fmt(cold)} vs {fmt(pc)} s (**{fmt(pc / cold)}x** faster); "
                 f"first tools/list {fmt(bl * 1000, 1)} vs {fmt(pl * 1000, 1)} ms (**{fmt(pl / bl)}x**); "
                 f"peak RSS {fmt(rss, 0)} vs {fmt(pr, 0)} MB; calls/s {fmt(b_cps, 0)} vs {fmt(pcps, 0)} "
-                f"(**{fmt(b_cps / pcps if pcps else float('nan'))}x**)"
+                f"(**{fmt(b_cps / pcps if pcps else float('nan'))}x**); server CPU per call "
+                f"{fmt(_serve_median(bridge, 'cpu_ms'), 3)} vs {fmt(_serve_median(items, 'cpu_ms'), 3)} ms "
+                f"(**{fmt(_serve_median(items, 'cpu_ms') / _serve_median(bridge, 'cpu_ms'))}x** less)"
             )
         tb = {k: v for k, v in data["tokens"].get(spec, {}).items()}
         if tb.get(BRIDGE):

@@ -8,7 +8,9 @@ client, protocol 2025-11-25) and measured the same way:
   whole answer line has arrived (before the client parses it); its bytes;
 - peak RSS: VmHWM of the server process (the largest of it and its children) after the calls;
 - per call: ``warmup`` calls, then ``calls`` sequential ``tools/call`` of one read-only tool
-  against a loopback upstream (:func:`upstream_app` under uvicorn, in its own process).
+  against a loopback upstream (:func:`upstream_app` under uvicorn, in its own process), and the
+  server's CPU time per call (user + system, its child processes included): calls/s depends on
+  how the host schedules three processes on two cores, CPU time much less.
 
 Beside them, in the same run: the SDK's import floor (``python -c "import mcp.server.lowlevel,
 mcp.server.stdio"``), the SDK floor server (a low-level ``Server`` with one constant tool, over
@@ -154,6 +156,7 @@ class ServeRun:
     call_p50_ms: float = float("nan")
     call_p99_ms: float = float("nan")
     calls_per_s: float = float("nan")
+    cpu_ms: float = float("nan")  # the server's own CPU time per timed call (all its processes)
     tool: str = ""
     error: str = ""
     tool_list: list[dict[str, Any]] = field(default_factory=list, repr=False)
@@ -217,11 +220,15 @@ async def measure(
                 for _ in range(warmup):
                     await peer.request("tools/call", params, timeout=60)
                 times = []
+                cpu_before = peer.cpu_seconds()
                 begin = time.perf_counter()
                 for _ in range(calls):
                     _, seconds = await _timed_request(peer, "tools/call", params, 60)
                     times.append(seconds)
                 total = time.perf_counter() - begin
+                cpu_after = peer.cpu_seconds()
+                if cpu_before is not None and cpu_after is not None:
+                    run.cpu_ms = 1000 * (cpu_after - cpu_before) / calls
                 run.calls_per_s = calls / total
                 run.call_ms = 1000 * total / calls
                 times.sort()
