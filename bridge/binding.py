@@ -22,12 +22,8 @@ JsonSchema = dict[str, Any]
 
 # The catalogue's parts are slotted frozen dataclasses rather than models: a thousand-operation
 # API has thousands of parameters, and a model instance carries a __dict__ and a fields-set per
-# object (about 1 KB each; 8 MB of a GitHub server's memory). Only the root stays a model.
+# object (about 1 KB each; 7 MB of a GitHub server's memory). Only the root stays a model.
 _CONFIG = ConfigDict(extra="forbid")
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
@@ -174,7 +170,9 @@ class ToolEntry:
 ServeMode = Literal["tools", "discovery"]
 
 
-class Catalogue(_Frozen):
+class Catalogue(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     format: int = CATALOGUE_FORMAT
     name: str
     title: str
