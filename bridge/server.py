@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any
 
 import anyio
@@ -39,6 +40,9 @@ UNEXPECTED_ERROR_MESSAGE = 'Tool "{name}" failed unexpectedly; the error was log
 """The ``isError`` text for an exception that is neither ToolError nor MCPError."""
 
 _EMPTY_META: Mapping[str, Any] = {}
+
+# Set while the SDK makes a 2026-07-28 tools/list envelope: the handler then lists no tools.
+_ENVELOPE_ONLY: ContextVar[bool] = ContextVar("bridge_tools_envelope_only", default=False)
 
 
 def _plain(value: Any) -> Any:
@@ -118,6 +122,8 @@ class _ToolHandlers:
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        if _ENVELOPE_ONLY.get():
+            return types.ListToolsResult(tools=[])
         return self.list_result()
 
     async def call_tool(
@@ -165,13 +171,13 @@ class _ToolHandlers:
 class _ListToolsWireCache:
     """Keeps each protocol version's ``tools/list`` answer until the tool set changes.
 
-    On a 2024-11-05 .. 2025-11-25 connection the answer is built here as plain JSON data that
-    shares the tools' schema dicts: the SDK's own path dumps, re-validates and re-dumps the whole
-    list (most of a second and tens of megabytes on a thousand tools). Each tool is still checked
-    with the SDK's ``Tool`` model, and the data equals what the SDK would send. Other versions
-    (2026-07-28 adds cache hints and a server stamp) take the SDK's path once and reuse its
-    answer. Requests with a cursor, and sessions whose handshake is not done (the SDK's gate must
-    answer them), always take the normal path.
+    The tools are sent as plain JSON data that shares the tools' schema dicts: the SDK's own path
+    dumps, re-validates and re-dumps the whole list (most of a second and tens of megabytes on a
+    thousand tools). Each tool is still checked with the SDK's ``Tool`` model, and tests compare
+    the answer with the SDK's for every version. A 2024-11-05 .. 2025-11-25 answer is just the
+    list; for a 2026-07-28 one, the SDK still makes the envelope (cache hints, result type, server
+    stamp) around an empty list, and the tools go into it. Requests with a cursor, and sessions
+    whose handshake is not done (the SDK's gate must answer them), always take the normal path.
     """
 
     def __init__(self, handlers: _ToolHandlers) -> None:
@@ -187,8 +193,16 @@ class _ListToolsWireCache:
             return hit[1]
         if ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
             result: Any = {"tools": [_checked_wire_data(tool) for tool in current]}
+        elif any(None in (tool.meta or {}).values() for tool in current):
+            result = await call_next(ctx)  # the 2026 wire drops null _meta members: the SDK's path
         else:
-            result = await call_next(ctx)
+            token = _ENVELOPE_ONLY.set(True)
+            try:
+                result = await call_next(ctx)
+            finally:
+                _ENVELOPE_ONLY.reset(token)
+            if isinstance(result, dict) and result.get("tools") == []:
+                result = {**result, "tools": [_checked_wire_data(tool) for tool in current]}
         if isinstance(result, dict):
             self._wire[ctx.protocol_version] = (current, result)
         return result

@@ -12,7 +12,7 @@ import mcp_types as types
 import pytest
 from mcp import Client, MCPError
 from mcp_types import methods
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from bridge.http_tools import HttpRuntime, tools_from_catalogue
 from bridge.package import load_catalogue
@@ -73,6 +73,40 @@ def test_wire_data_is_exactly_what_the_sdk_sends(version: str, source: str) -> N
     tools = hand_written_tools() if source == "hand_written" else golden_tools()
     ours = {"tools": [wire_data(t) for t in tools]}
     assert json.dumps(ours, sort_keys=True) == json.dumps(sdk_answer(tools, version), sort_keys=True)
+
+
+@pytest.mark.parametrize("version", MODERN_PROTOCOL_VERSIONS)
+def test_wire_data_is_what_the_sdk_puts_in_a_2026_envelope(version: str) -> None:
+    """Tools without null _meta members (the 2026 wire drops those; such lists take the SDK's path)."""
+    tools = [t for t in hand_written_tools() + golden_tools() if None not in (t.meta or {}).values()]
+    assert len(tools) > 20
+    ours = [wire_data(t) for t in tools]
+    assert json.dumps(ours, sort_keys=True) == json.dumps(sdk_answer(tools, version)["tools"], sort_keys=True)
+
+
+@pytest.mark.anyio
+async def test_a_2026_connection_gets_the_sdks_envelope_around_the_same_tools() -> None:
+    registry = ToolRegistry(golden_tools())
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    async def spy(ctx: Any, call_next: Any) -> Any:
+        result = await call_next(ctx)
+        if ctx.method == "tools/list":
+            seen.append((ctx.protocol_version, result))
+        return result
+
+    answers = {}
+    with anyio.fail_after(10):
+        for mode in ("auto", "legacy"):
+            server = build_server(registry, name="s", version="1")
+            server.middleware.insert(0, spy)
+            async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
+                answers[mode] = await client.list_tools(cache_mode="bypass")
+    assert answers["auto"].tools == answers["legacy"].tools
+    (modern_version, modern), (legacy_version, legacy) = seen
+    assert modern_version in MODERN_PROTOCOL_VERSIONS and legacy_version in HANDSHAKE_PROTOCOL_VERSIONS
+    assert modern["resultType"] == "complete" and "ttlMs" in modern and "_meta" in modern
+    assert json.dumps(modern["tools"], sort_keys=True) == json.dumps(legacy["tools"], sort_keys=True)
 
 
 def test_wire_data_shares_the_tools_schema_dicts() -> None:
