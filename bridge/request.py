@@ -59,32 +59,6 @@ __all__ = [
     "resolve_base_url",
 ]
 
-FORBIDDEN_HEADERS: frozenset[str] = frozenset(
-    {
-        "host",
-        "authorization",
-        "proxy-authorization",
-        "proxy-authenticate",
-        "cookie",
-        "content-length",
-        "content-type",
-        "transfer-encoding",
-        "te",
-        "trailer",
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "upgrade",
-        "expect",
-        "accept",
-        "accept-encoding",
-        "forwarded",
-        "via",
-        "x-real-ip",
-    }
-)
-"""Header parameters never sent from arguments (lower case); ``X-Forwarded-*`` too."""
-
 FRAMING_HEADERS: frozenset[str] = frozenset(
     {
         "host",
@@ -107,6 +81,19 @@ FRAMING_HEADERS: frozenset[str] = frozenset(
 Unlike :data:`FORBIDDEN_HEADERS` this leaves out ``Authorization``/``Cookie``/``Accept``/
 ``Content-Type``, which the bridge itself adds (credentials, cookies, content negotiation).
 """
+
+FORBIDDEN_HEADERS: frozenset[str] = FRAMING_HEADERS | {
+    "authorization",
+    "proxy-authorization",
+    "proxy-authenticate",
+    "cookie",
+    "content-type",
+    "accept",
+    "accept-encoding",
+}
+"""Header parameters never sent from arguments (lower case): the framing headers and those the
+bridge sets itself; ``X-Forwarded-*`` too."""
+
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
