@@ -246,7 +246,7 @@ def render(data: dict[str, Any]) -> str:
                     ok[0]["tools"] if ok else "n/a",
                     f"{ok[0]['tools_bytes']:,}" if ok else "n/a",
                     f"{tokens:,}" if tokens else "n/a",
-                    "; ".join(sorted({i["error"][:120] for i in items if i["error"]})) or "",
+                    _errors(items),
                 ]
             )
     lines += [
@@ -283,18 +283,15 @@ def render(data: dict[str, Any]) -> str:
     rows = []
     for spec in data["specs"]:
         for label, items in serve[spec].items():
-            ok = [i for i in items if not i["error"]]
             rows.append(
                 [
                     spec,
                     label,
-                    fmt(_median([i["call_ms"] for i in ok]), 3),
-                    fmt(_median([i["call_p50_ms"] for i in ok]), 3),
-                    fmt(_median([i["call_p99_ms"] for i in ok]), 3),
-                    fmt(_median([i["calls_per_s"] for i in ok]), 0),
-                    fmt(_median([i.get("cpu_ms", float("nan")) for i in ok]), 3),
+                    *(fmt(_serve_median(items, key), 3) for key in ("call_ms", "call_p50_ms", "call_p99_ms")),
+                    fmt(_serve_median(items, "calls_per_s"), 0),
+                    fmt(_serve_median(items, "cpu_ms"), 3),
                     " / ".join(fmt(i["calls_per_s"], 0) for i in items),
-                    "; ".join(sorted({i["error"][:120] for i in items if i["error"]})) or "",
+                    _errors(items),
                 ]
             )
     lines += [
@@ -329,6 +326,11 @@ def render(data: dict[str, Any]) -> str:
     ]
     lines += ["### Notes", "", *data["notes"], ""]
     return "\n".join(lines)
+
+
+def _errors(items: list[dict[str, Any]]) -> str:
+    """The distinct errors of a server's runs, for a table cell."""
+    return "; ".join(sorted({i["error"][:120] for i in items if i["error"]}))
 
 
 def _serve_median(items: list[dict[str, Any]], key: str) -> float:
