@@ -117,7 +117,7 @@ class _ToolHandlers:
     def list_result(self) -> types.ListToolsResult:
         # Built on demand and not kept: the wire cache below keeps the shaped answer instead, and
         # holding both would double the memory of a big API's tool list.
-        return types.ListToolsResult(tools=[_checked_wire_tool(t) for t in self.listing()])
+        return types.ListToolsResult(tools=[_checked(t, wire_data(t)) for t in self.listing()])
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -214,9 +214,10 @@ class _ListToolsWireCache:
         return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session.client_params is not None
 
 
-def _checked_wire_tool(tool: Tool) -> types.Tool:
+def _checked(tool: Tool, data: dict[str, Any]) -> types.Tool:
+    """``data`` (``tool``'s wire data) as the SDK's ``Tool`` model: the check the SDK would make."""
     try:
-        return wire_tool(tool)
+        return types.Tool.model_validate(data, by_name=False)
     except ValidationError:
         # As the SDK answers a handler's invalid result: the details stay in the server's log.
         logger.exception('Tool "%s" has an invalid definition', tool.name)
@@ -224,8 +225,9 @@ def _checked_wire_tool(tool: Tool) -> types.Tool:
 
 
 def _checked_wire_data(tool: Tool) -> dict[str, Any]:
-    _checked_wire_tool(tool)
-    return wire_data(tool)
+    data = wire_data(tool)
+    _checked(tool, data)
+    return data
 
 
 def build_server(

@@ -98,13 +98,13 @@ async def test_list_tools_sends_every_field(mode: str) -> None:
 
 async def test_tool_list_is_built_once_and_rebuilt_when_the_registry_changes(monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[str] = []
-    wire_tool = bridge.server.wire_tool
+    wire_data = bridge.server.wire_data
 
-    def counting(tool: Tool) -> types.Tool:
+    def counting(tool: Tool) -> dict[str, Any]:
         built.append(tool.name)
-        return wire_tool(tool)
+        return wire_data(tool)
 
-    monkeypatch.setattr(bridge.server, "wire_tool", counting)
+    monkeypatch.setattr(bridge.server, "wire_data", counting)
 
     async def run(args: dict[str, Any], ctx: ToolContext) -> None:
         return None
