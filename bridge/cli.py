@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from bridge.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS
 from bridge.trim import DEFAULT_MAX_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_STRING, DEFAULT_OUTPUT_DEPTH
 from generator.options import DEFAULT_PROPERTY_DESCRIPTION_LIMIT, DEFAULT_TOOL_DESCRIPTION_LIMIT
 
@@ -319,6 +320,20 @@ class _Steps:
 @click.option("--auth-jwt-issuer", help="HTTP: required JWT issuer (iss).")
 @click.option("--auth-issuer-url", help="HTTP: authorization server named in the protected-resource metadata.")
 @click.option("--auth-required-scope", "auth_scopes", multiple=True, help="HTTP: a scope every token must carry.")
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(1),
+    default=DEFAULT_MAX_SESSIONS,
+    show_default=True,
+    help="HTTP: open sessions at most; at the limit the least recently used idle session is closed.",
+)
+@click.option(
+    "--max-sessions-per-client",
+    type=click.IntRange(1),
+    default=DEFAULT_MAX_PER_CLIENT,
+    show_default=True,
+    help="HTTP: sessions one client (token identity, else peer address) may hold.",
+)
 def serve(
     target: str,
     transport: str,
@@ -348,28 +363,27 @@ def serve(
     auth_jwt_issuer: str | None,
     auth_issuer_url: str | None,
     auth_scopes: tuple[str, ...],
+    max_sessions: int,
+    max_sessions_per_client: int,
 ) -> None:
     """Serve TARGET over MCP: a generated package folder, or a spec file (generated in memory)."""
     import os
 
-    from bridge.transports import ClientAuth, default_resource_url
+    from bridge.client_auth import AuthOptions, client_auth_from_options
 
-    auth = None
-    if auth_token_env or auth_jwt_secret_env:
-        if transport != "http":
-            raise click.UsageError("--auth-* options apply to --transport http only")
-        try:
-            auth = ClientAuth.from_env(
-                os.environ,
-                resource_url=auth_resource_url or default_resource_url(host, port),
-                token_env=auth_token_env,
-                jwt_secret_env=auth_jwt_secret_env,
-                jwt_issuer=auth_jwt_issuer,
-                issuer_url=auth_issuer_url,
-                required_scopes=auth_scopes,
-            )
-        except ValueError as exc:
-            raise click.UsageError(str(exc)) from None
+    auth_options = AuthOptions(
+        token_env=auth_token_env,
+        jwt_secret_env=auth_jwt_secret_env,
+        resource_url=auth_resource_url,
+        jwt_issuer=auth_jwt_issuer,
+        issuer_url=auth_issuer_url,
+        required_scopes=auth_scopes,
+    )
+    try:
+        auth = client_auth_from_options(auth_options, os.environ, transport=transport, host=host, port=port)
+    except ValueError as exc:
+        _err(f"error: {exc}")  # one line: a server that would fail open never starts
+        sys.exit(2)
     from bridge.serve import ServeOptions, serve_target
     from bridge.trim import TrimSettings
 
@@ -397,6 +411,8 @@ def serve(
         output_schemas=not no_output_schemas,
         spec=spec_path,
         auth=auth,
+        max_sessions=max_sessions,
+        max_sessions_per_client=max_sessions_per_client,
         retries=retries,
         max_concurrent_calls=max_concurrent_calls,
         max_queue_wait=max_queue_wait,

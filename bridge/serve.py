@@ -16,14 +16,16 @@ from mcp.server.lowlevel import Server
 
 from bridge.allocator import pin_mmap_threshold
 from bridge.binding import Catalogue, ServeMode
+from bridge.client_auth import ClientAuth
 from bridge.contract import ResponseContract
 from bridge.discovery import discovery_instructions, discovery_registry
 from bridge.errors import BridgeError
 from bridge.http_tools import HttpRuntime, HttpSettings, tools_from_catalogue
 from bridge.package import apply_hooks, load_catalogue
 from bridge.server import build_server
+from bridge.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS
 from bridge.tools import ToolRegistry
-from bridge.transports import ClientAuth, http_app, run_http, run_stdio
+from bridge.transports import http_app, run_http, run_stdio
 from bridge.trim import FIELDS_INSTRUCTIONS, TrimSettings
 from bridge.trim import INSTRUCTIONS as TRIM_INSTRUCTIONS
 
@@ -47,6 +49,8 @@ class ServeOptions:
     trim: TrimSettings | None = field(default_factory=TrimSettings)  # None: results are not trimmed
     spec: str | None = None  # the spec a package was generated from, for validate_responses
     auth: ClientAuth | None = None  # HTTP: bearer authentication of MCP clients
+    max_sessions: int = DEFAULT_MAX_SESSIONS  # HTTP, stateful: open sessions at most
+    max_sessions_per_client: int = DEFAULT_MAX_PER_CLIENT
     retries: int = 0
     max_concurrent_calls: int | None = None
     max_queue_wait: float | None = None
@@ -207,6 +211,8 @@ def serve_target(target: str, options: ServeOptions) -> int:
             allowed_hosts=options.allowed_hosts,
             allowed_origins=options.allowed_origins,
             auth=options.auth,
+            max_sessions=options.max_sessions,
+            max_sessions_per_client=options.max_sessions_per_client,
         )
         run_http(app, host=options.host, port=options.port)
     else:

@@ -24,16 +24,16 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.lowlevel import Server
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from bridge.demo_upstream import DEMO_API_KEY
-from bridge.serve import ServeOptions, build_bridge_server, build_registry, build_runtime, load_target
-from bridge.transports import (
+from bridge.client_auth import (
     ClientAuth,
     ClientTokenVerifier,
     default_resource_url,
-    http_app,
     mint_hs256_jwt,
     verify_hs256_jwt,
 )
+from bridge.demo_upstream import DEMO_API_KEY
+from bridge.serve import ServeOptions, build_bridge_server, build_registry, build_runtime, load_target
+from bridge.transports import http_app
 from tests.e2e.conftest import PACKAGE, STARTUP_TIMEOUT, Upstream, free_port, http_bridge
 
 pytestmark = pytest.mark.anyio
@@ -234,16 +234,17 @@ async def test_an_unsupported_protocol_version_header_is_refused_with_400() -> N
 # ----------------------------------------------------------------------------- sessions (P7)
 
 
-async def test_open_sessions_are_capped() -> None:
+async def test_open_sessions_are_capped_and_the_least_recently_used_idle_one_makes_room() -> None:
+    listed = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
     async with asgi_client(max_sessions=2) as client:
         first, second, third = [await initialize(client) for _ in range(3)]
-        ended = await client.delete("/mcp", headers={"Mcp-Session-Id": first.headers["mcp-session-id"]})
-        fourth = await initialize(client)
-    assert (first.status_code, second.status_code, third.status_code) == (200, 200, 503)
-    assert ended.status_code == 200
-    assert fourth.status_code == 200
-    ids = {first.headers["mcp-session-id"], second.headers["mcp-session-id"], fourth.headers["mcp-session-id"]}
-    assert len(ids) == 3
+        ids = [r.headers["mcp-session-id"] for r in (first, second, third)]
+        evicted = await client.post("/mcp", json=listed, headers={**MCP_HEADERS, "Mcp-Session-Id": ids[0]})
+        kept = await client.post("/mcp", json=listed, headers={**MCP_HEADERS, "Mcp-Session-Id": ids[2]})
+    assert (first.status_code, second.status_code, third.status_code) == (200, 200, 200)
+    assert evicted.status_code == 404  # the oldest idle session was closed for the newcomer
+    assert kept.status_code == 200
+    assert len(set(ids)) == 3
     assert all(len(i) >= 32 and all(0x21 <= ord(c) <= 0x7E for c in i) for i in ids)
 
 
