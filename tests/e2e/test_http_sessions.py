@@ -74,9 +74,7 @@ async def test_a_flood_of_initializes_from_one_client_does_not_lock_out_another(
 
 
 async def test_sessions_of_one_token_identity_are_capped_and_other_identities_keep_their_room() -> None:
-    auth = ClientAuth(
-        resource_url=RESOURCE, tokens=(STATIC_TOKEN,), jwt_secret=b"an HS256 secret of at least 32 bytes!"
-    )
+    auth = ClientAuth(resource_url=RESOURCE, tokens=(STATIC_TOKEN,), jwt_secret=JWT_SECRET)
     # Static-token and JWT callers are different identities even from the same peer address.
     async with peers("127.0.0.1", max_sessions=10, max_sessions_per_client=2, auth=auth) as (client,):
         alice = [await initialize(client, bearer(jwt(sub="alice"))) for _ in range(6)]
