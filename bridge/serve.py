@@ -24,6 +24,7 @@ from bridge.http_tools import HttpRuntime, HttpSettings, tools_from_catalogue
 from bridge.package import apply_hooks, load_catalogue
 from bridge.server import build_server
 from bridge.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS
+from bridge.startup import base_url_source, startup_lines
 from bridge.tools import ToolRegistry
 from bridge.transports import http_app, run_http, run_stdio
 from bridge.trim import FIELDS_INSTRUCTIONS, TrimSettings
@@ -174,6 +175,18 @@ def build_bridge_server(catalogue: Catalogue, registry: ToolRegistry, *, mode: S
     )
 
 
+def report_startup(
+    catalogue: Catalogue, runtime: HttpRuntime, options: ServeOptions, environ: Mapping[str, str]
+) -> None:
+    """Say once on stderr where calls go and which credential variables are missing (names only)."""
+    source = base_url_source(catalogue, str(runtime.base_url), option=options.base_url, environ=environ)
+    for line in startup_lines(catalogue, runtime.credentials, source):
+        if line.startswith("credentials missing"):
+            logger.warning("%s", line)
+        else:
+            logger.info("%s", line)
+
+
 def serve_target(target: str, options: ServeOptions) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -201,6 +214,7 @@ def serve_target(target: str, options: ServeOptions) -> int:
         raise
     finally:
         gc.enable()
+    report_startup(catalogue, runtime, options, os.environ)
     server = build_bridge_server(catalogue, registry, mode=options.mode)
     gc.freeze()
     if options.transport == "http":
