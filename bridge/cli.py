@@ -384,6 +384,9 @@ def serve(
     except ValueError as exc:
         _err(f"error: {exc}")  # one line: a server that would fail open never starts
         sys.exit(2)
+    from bridge.tuning import prepare_serving_process
+
+    prepare_serving_process()  # before the runtime (and httpx) is imported
     from bridge.serve import ServeOptions, serve_target
     from bridge.trim import TrimSettings
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import gc
 import logging
 import os
 import sys
@@ -14,7 +13,6 @@ from pathlib import Path
 import anyio
 from mcp.server.lowlevel import Server
 
-from bridge.allocator import pin_mmap_threshold
 from bridge.binding import Catalogue, ServeMode
 from bridge.client_auth import ClientAuth
 from bridge.contract import ResponseContract
@@ -29,6 +27,7 @@ from bridge.tools import ToolRegistry
 from bridge.transports import http_app, run_http, run_stdio
 from bridge.trim import FIELDS_INSTRUCTIONS, TrimSettings
 from bridge.trim import INSTRUCTIONS as TRIM_INSTRUCTIONS
+from bridge.tuning import long_lived_objects
 
 logger = logging.getLogger("bridge")
 
@@ -190,17 +189,14 @@ def report_startup(
 def serve_target(target: str, options: ServeOptions) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    pin_mmap_threshold()
-    # The catalogue is a hundred thousand long-lived objects: the collector is off while they are
-    # made (it would walk them again and again) and they are frozen afterwards, so later
-    # collections during tool calls skip them.
-    gc.disable()
     try:
-        catalogue, package_dir = load_target(target)
-        if not options.output_schemas:
-            catalogue = without_output_schemas(catalogue)
-        runtime = build_runtime(catalogue, options, contract=response_contract(target, options))
-        registry = build_registry(catalogue, runtime, package_dir)
+        with long_lived_objects():
+            catalogue, package_dir = load_target(target)
+            if not options.output_schemas:
+                catalogue = without_output_schemas(catalogue)
+            runtime = build_runtime(catalogue, options, contract=response_contract(target, options))
+            registry = build_registry(catalogue, runtime, package_dir)
+            server = build_bridge_server(catalogue, registry, mode=options.mode)
     except BridgeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -212,11 +208,7 @@ def serve_target(target: str, options: ServeOptions) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 1
         raise
-    finally:
-        gc.enable()
     report_startup(catalogue, runtime, options, os.environ)
-    server = build_bridge_server(catalogue, registry, mode=options.mode)
-    gc.freeze()
     if options.transport == "http":
         app = http_app(
             server,

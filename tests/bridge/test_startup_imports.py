@@ -1,37 +1,73 @@
-"""What serving imports: start-up time and memory are part of the product (issue 3's floor)."""
+"""What serving imports, and what importing the bridge changes (issue 3's floor; the layering).
+
+Start-up time and memory are part of the product: serving a generated package must not load the
+generator or the spec tooling. The real console script is run, as users run it, and Python's own
+import log (``-X importtime``) says what it loaded.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
+
+from tests.golden import GENERATED_DIR
 
 # Modules serving a generated package must not import: the generator and the spec tooling (the
 # package is already generated), and httpx's command-line client (rich, pygments). uvicorn is not
 # listed: the SDK's low-level server imports it itself.
 NOT_AT_STARTUP = ("generator", "openapi_core", "openapi_spec_validator", "datamodel_code_generator", "rich", "pygments")
 
+
+def _console_script() -> list[str]:
+    script = Path(sys.executable).with_name("mcp-bridge")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("mcp-bridge")
+    assert found, "the mcp-bridge console script is not installed"
+    return [found]
+
+
+def imported_by(command: list[str]) -> set[str]:
+    """Top-level packages a command imports, from ``PYTHONPROFILEIMPORTTIME``'s log on stderr."""
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    done = subprocess.run(command, input="", capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = set()
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "imported package":
+                names.add(name.split(".")[0])
+    return names
+
+
+def test_the_serve_console_script_imports_no_generator_module() -> None:
+    loaded = imported_by([*_console_script(), "serve", str(GENERATED_DIR / "petstore")])
+    assert {"httpx", "mcp", "bridge"} <= loaded  # the server did start
+    assert loaded.isdisjoint(NOT_AT_STARTUP), sorted(loaded & set(NOT_AT_STARTUP))
+
+
 PROBE = """
-import json, sys
-from pathlib import Path
-from bridge import serve
-catalogue, package = serve.load_target(sys.argv[1])
-runtime = serve.build_runtime(catalogue, serve.ServeOptions())
-serve.build_bridge_server(catalogue, serve.build_registry(catalogue, runtime, package))
-print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
+import json, sys, gc
+before = dict(sys.modules)
+threshold = gc.get_threshold(); enabled = gc.isenabled(); frozen = gc.get_freeze_count()
+import bridge, bridge.serve, bridge.http_tools, bridge.server, bridge.tools
+changed = sorted(k for k, v in before.items() if sys.modules.get(k) is not v)
+none_entries = sorted(k for k, v in sys.modules.items() if v is None and k not in before)
+print(json.dumps({
+    "changed": changed, "none": none_entries,
+    "gc": [gc.get_threshold() == threshold, gc.isenabled() == enabled, gc.get_freeze_count() == frozen],
+}))
 """
 
 
-def test_serving_a_package_imports_nothing_it_does_not_need() -> None:
-    from tests.golden import GENERATED_DIR
-
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(GENERATED_DIR / "petstore")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    loaded = set(json.loads(done.stdout))
-    assert "httpx" in loaded  # the probe did build the runtime
-    assert loaded.isdisjoint(NOT_AT_STARTUP), sorted(loaded & set(NOT_AT_STARTUP))
+def test_importing_the_bridge_as_a_library_changes_nothing_process_wide() -> None:
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60, check=True)
+    report = json.loads(done.stdout)
+    assert report["changed"] == []  # no module the host had was replaced
+    assert report["none"] == []  # no import was blocked (httpx's CLI stays importable)
+    assert report["gc"] == [True, True, True]
