@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint typecheck pytest bench corpus prism load golden clean
+.PHONY: setup demo test test-fast lint typecheck pytest bench corpus prism load golden clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ pytest: $(STAMP)
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest
+
+# The inner loop: unit and in-memory tests (no subprocess servers, npm packages or corpus); `make test` is the gate.
+test-fast: $(STAMP)
+	$(BIN)/pytest -q -x -m "not corpus and not node" --ignore=tests/e2e
 
 golden: $(STAMP)
 	$(BIN)/python -m tests.regen_golden
