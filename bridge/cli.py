@@ -309,15 +309,20 @@ class _Steps:
 @click.option(
     "--auth-token-env",
     metavar="NAME",
-    help="HTTP: clients must send this static bearer token, read from environment variable NAME.",
+    help="HTTP: clients may send this static bearer token, read from environment variable NAME.",
 )
 @click.option(
-    "--auth-jwt-secret-env",
-    metavar="NAME",
-    help="HTTP: accept HS256 JWTs signed with the secret in variable NAME (aud must be this server).",
+    "--auth-resource-url", help="HTTP: this server's URL, the tokens' audience [default: from --host/--port]."
 )
-@click.option("--auth-resource-url", help="HTTP: this server's URL, the JWT audience [default: from --host/--port].")
-@click.option("--auth-jwt-issuer", help="HTTP: required JWT issuer (iss).")
+@click.option(
+    "--auth-issuer", "--auth-jwt-issuer", "auth_issuer", help="HTTP: the authorization server's issuer (iss)."
+)
+@click.option("--auth-jwks-url", metavar="URL", help="HTTP: accept JWT access tokens signed by a key of this JWKS.")
+@click.option(
+    "--auth-introspection-url", metavar="URL", help="HTTP: accept opaque tokens this RFC 7662 endpoint calls active."
+)
+@click.option("--auth-client-id-env", metavar="NAME", help="HTTP: the bridge's own OAuth client id (variable NAME).")
+@click.option("--auth-client-secret-env", metavar="NAME", help="HTTP: the bridge's own client secret (variable NAME).")
 @click.option("--auth-issuer-url", help="HTTP: authorization server named in the protected-resource metadata.")
 @click.option("--auth-required-scope", "auth_scopes", multiple=True, help="HTTP: a scope every token must carry.")
 @click.option(
@@ -358,9 +363,12 @@ def serve(
     max_queue_wait: float | None,
     max_calls_per_second: float | None,
     auth_token_env: str | None,
-    auth_jwt_secret_env: str | None,
     auth_resource_url: str | None,
-    auth_jwt_issuer: str | None,
+    auth_issuer: str | None,
+    auth_jwks_url: str | None,
+    auth_introspection_url: str | None,
+    auth_client_id_env: str | None,
+    auth_client_secret_env: str | None,
     auth_issuer_url: str | None,
     auth_scopes: tuple[str, ...],
     max_sessions: int,
@@ -373,9 +381,12 @@ def serve(
 
     auth_options = AuthOptions(
         token_env=auth_token_env,
-        jwt_secret_env=auth_jwt_secret_env,
         resource_url=auth_resource_url,
-        jwt_issuer=auth_jwt_issuer,
+        issuer=auth_issuer,
+        jwks_url=auth_jwks_url,
+        introspection_url=auth_introspection_url,
+        client_id_env=auth_client_id_env,
+        client_secret_env=auth_client_secret_env,
         issuer_url=auth_issuer_url,
         required_scopes=auth_scopes,
     )

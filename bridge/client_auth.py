@@ -1,29 +1,36 @@
-"""Bearer authentication of MCP clients on the HTTP transport.
+"""Bearer authentication of MCP clients: the bridge as an OAuth 2.1 resource server.
 
-:class:`ClientAuth` accepts a static shared token, or an HS256 JWT signed with a shared secret
-whose ``aud`` is this server's resource URL and whose ``exp`` has not passed. It is wired through
-the SDK's ``token_verifier`` and ``AuthSettings(validate_token_resource=True)``, so a missing or
-bad token gets 401 with a ``WWW-Authenticate`` header pointing at the RFC 9728 metadata the SDK
-serves. :func:`client_auth_from_options` turns the ``serve --auth-*`` options into one, or refuses
-them: an authentication option that cannot be enforced never starts a server that lets every
-request in.
+Accepted, in this order: a static shared token (simple single-team setups); a JWT access token
+signed by the authorization server (verified with PyJWT against its JWKS, ``bridge.jwks``); an
+opaque token, asked about at the authorization server's RFC 7662 introspection endpoint
+(``bridge.introspection``). Every accepted token was issued by the configured issuer for this
+server (``aud``, RFC 8707), is within its validity (``exp``/``nbf`` with a small leeway), and is
+read only from the ``Authorization`` header. It is wired through the SDK's ``token_verifier``,
+so a missing or bad token gets 401 with a ``WWW-Authenticate`` header naming the RFC 9728
+metadata (``bridge.resource_metadata``).
+
+:func:`client_auth_from_options` turns the ``serve --auth-*`` options into a :class:`ClientAuth`,
+or refuses them: an option that cannot be enforced never starts a server that lets requests in.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import hmac
-import json
 import logging
-import math
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
+
+import httpx
+import jwt
+
+from bridge.introspection import Introspector
+from bridge.jwks import ALGORITHMS, JwksKeys
+from bridge.outbound import Endpoint, check_config_url
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
@@ -33,85 +40,66 @@ logger = logging.getLogger("bridge")
 DEFAULT_HTTP_PATH = "/mcp"
 WILDCARD_BINDS = ("0.0.0.0", "::", "")
 MIN_STATIC_TOKEN_LENGTH = 16
-MIN_JWT_SECRET_BYTES = 32  # RFC 7518 §3.2: an HS256 key must be at least as long as the hash output
 MAX_TOKEN_LENGTH = 8192
-NBF_LEEWAY_SECONDS = 60
+LEEWAY_SECONDS = 60  # clock skew allowed on exp and nbf
 STATIC_TOKEN_CLIENT_ID = "static-token"
+REMEMBER_SECONDS = 300.0  # a verified token is trusted this long at most without checking again
+MAX_REMEMBERED = 10_000
+
+_TOKEN68 = re.compile(r"^[A-Za-z0-9\-._~+/]+=*$")
 
 
 @dataclass(frozen=True, slots=True)
 class ClientAuth:
-    """Bearer-token authentication of MCP clients on the HTTP transport.
+    """How MCP clients are authenticated on the HTTP transport.
 
-    ``resource_url`` is this server's canonical MCP URL (e.g. ``https://bridge.example.com/mcp``):
-    a JWT's ``aud`` must equal it, and it is the resource advertised in the protected-resource
-    metadata. At least one of ``tokens`` (static shared tokens) or ``jwt_secret`` (HS256 shared
-    secret) must be given. ``jwt_issuer``, when set, must equal the JWT's ``iss``. ``issuer_url``
-    is the authorization server named in the metadata [default: ``jwt_issuer``, else the origin of
-    ``resource_url``]. Every token must carry all ``required_scopes`` (a static token carries them
-    all), else 403 ``insufficient_scope``. Secrets are left out of ``repr``.
+    ``resource_url`` is this server's canonical MCP URL: a token's audience must name it, and it
+    is the resource of the protected-resource metadata. At least one way to verify is needed:
+    ``tokens`` (static), ``jwks_url`` (JWTs; needs ``issuer``), or ``introspection_url`` (opaque
+    tokens; needs ``client_id``/``client_secret``, the bridge's own confidential client).
+    ``authorization_servers`` are named in the metadata [default: ``issuer``]. Every token must
+    carry ``required_scopes``; ``scopes_supported`` (the scopes the tools ask for) are advertised.
+    ``transport`` replaces the network for the JWKS and introspection calls (tests).
     """
 
     resource_url: str
     tokens: tuple[str, ...] = field(default=(), repr=False)
-    jwt_secret: bytes | None = field(default=None, repr=False)
-    jwt_issuer: str | None = None
-    issuer_url: str | None = None
+    issuer: str | None = None
+    jwks_url: str | None = None
+    introspection_url: str | None = None
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
+    authorization_servers: tuple[str, ...] = ()
     required_scopes: tuple[str, ...] = ()
+    scopes_supported: tuple[str, ...] = ()
+    transport: httpx.AsyncBaseTransport | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.resource_url)
         if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
             raise ValueError(f"resource URL must be an absolute http(s) URL without query: {self.resource_url!r}")
-        if not self.tokens and self.jwt_secret is None:
-            raise ValueError("client authentication needs a static token or a JWT secret")
+        if not (self.tokens or self.jwks_url or self.introspection_url):
+            raise ValueError("client authentication needs a static token, a JWKS URL or an introspection URL")
         for token in self.tokens:
-            if len(token) < MIN_STATIC_TOKEN_LENGTH or not _is_token68(token):
+            if len(token) < MIN_STATIC_TOKEN_LENGTH or _TOKEN68.fullmatch(token) is None:
                 raise ValueError(
                     f"a static client token must be at least {MIN_STATIC_TOKEN_LENGTH} visible characters "
                     "(letters, digits, -._~+/=)"
                 )
-        if self.jwt_secret is not None and len(self.jwt_secret) < MIN_JWT_SECRET_BYTES:
-            raise ValueError(f"the JWT secret must be at least {MIN_JWT_SECRET_BYTES} bytes")
-
-    @classmethod
-    def from_env(
-        cls,
-        environ: Mapping[str, str],
-        *,
-        resource_url: str,
-        token_env: str | None = None,
-        jwt_secret_env: str | None = None,
-        jwt_issuer: str | None = None,
-        issuer_url: str | None = None,
-        required_scopes: Sequence[str] = (),
-    ) -> ClientAuth:
-        """Read the static token and/or the JWT secret from the named environment variables.
-
-        A named variable that is unset or empty is an error (``ValueError``), so a typo never
-        silently turns authentication off.
-        """
-
-        def read(name: str) -> str:
-            value = environ.get(name, "")
-            if not value:
-                raise ValueError(f"environment variable {name} is not set")
-            return value
-
-        return cls(
-            resource_url=resource_url,
-            tokens=(read(token_env),) if token_env else (),
-            jwt_secret=read(jwt_secret_env).encode() if jwt_secret_env else None,
-            jwt_issuer=jwt_issuer,
-            issuer_url=issuer_url,
-            required_scopes=tuple(required_scopes),
-        )
+        if self.jwks_url:
+            check_config_url(self.jwks_url, "the JWKS URL")
+            if not self.issuer:
+                raise ValueError("JWT verification needs the issuer (--auth-issuer): tokens of any issuer would pass")
+        if self.introspection_url:
+            check_config_url(self.introspection_url, "the introspection URL")
+            if not (self.client_id and self.client_secret):
+                raise ValueError("token introspection needs the bridge's client id and secret")
 
     def authorization_server(self) -> str:
-        if self.issuer_url:
-            return self.issuer_url
-        if self.jwt_issuer and urlsplit(self.jwt_issuer).scheme in ("http", "https"):
-            return self.jwt_issuer
+        if self.authorization_servers:
+            return self.authorization_servers[0]
+        if self.issuer and urlsplit(self.issuer).scheme in ("http", "https"):
+            return self.issuer
         parts = urlsplit(self.resource_url)
         return f"{parts.scheme}://{parts.netloc}"
 
@@ -124,49 +112,7 @@ def default_resource_url(host: str, port: int, path: str = DEFAULT_HTTP_PATH) ->
     return f"http://{name}:{port}{path}"
 
 
-_TOKEN68 = re.compile(r"^[A-Za-z0-9\-._~+/]+=*$")
-_B64URL = re.compile(r"^[A-Za-z0-9_-]*$")
-
-
-def _is_token68(value: str) -> bool:
-    return _TOKEN68.fullmatch(value) is not None
-
-
-def _b64url_encode(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def _b64url_decode(text: str) -> bytes | None:
-    if _B64URL.fullmatch(text) is None or len(text) % 4 == 1:
-        return None
-    try:
-        data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError):
-        return None
-    # Only the canonical spelling: non-zero padding bits would give one token several valid forms.
-    return data if _b64url_encode(data) == text else None
-
-
-def _json_object(data: bytes | None) -> dict[str, Any] | None:
-    if data is None:
-        return None
-    try:
-        value = json.loads(data)
-    except (UnicodeDecodeError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def mint_hs256_jwt(claims: Mapping[str, Any], secret: bytes) -> str:
-    """Sign ``claims`` as a compact HS256 JWT (for operators handing out tokens, and for tests)."""
-    header = _b64url_encode(json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
-    payload = _b64url_encode(json.dumps(dict(claims), separators=(",", ":")).encode())
-    signing_input = f"{header}.{payload}".encode("ascii")
-    signature = _b64url_encode(hmac.new(secret, signing_input, hashlib.sha256).digest())
-    return f"{header}.{payload}.{signature}"
-
-
-def _same_resource(a: str, b: str) -> bool:
+def same_resource(a: str, b: str) -> bool:
     """Compare two http(s) URLs as the SDK does: scheme and host case-insensitive, default port implied."""
 
     def norm(url: str) -> tuple[str, str, int | None, str] | None:
@@ -185,58 +131,7 @@ def _same_resource(a: str, b: str) -> bool:
     return left is not None and left == right
 
 
-def _is_number(value: object) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def verify_hs256_jwt(
-    token: str,
-    secret: bytes,
-    *,
-    audience: str,
-    issuer: str | None = None,
-    now: float | None = None,
-) -> tuple[dict[str, Any], str] | None:
-    """The claims and the matching ``aud`` entry of a valid token, or None.
-
-    Valid means: three base64url parts; header ``alg`` is ``HS256`` (``none`` and every other
-    algorithm are refused) with no ``crit``; the HMAC-SHA256 signature matches (constant-time);
-    ``exp`` is present and in the future; ``nbf``, when present, is not in the future (60 s leeway);
-    ``aud`` (a string or a list) contains ``audience``; ``iss`` equals ``issuer`` when one is given.
-    """
-    if len(token) > MAX_TOKEN_LENGTH:
-        return None
-    parts = token.split(".")
-    if len(parts) != 3:
-        return None
-    header = _json_object(_b64url_decode(parts[0]))
-    if header is None or header.get("alg") != "HS256" or "crit" in header:
-        return None
-    signature = _b64url_decode(parts[2])
-    expected = hmac.new(secret, f"{parts[0]}.{parts[1]}".encode("ascii"), hashlib.sha256).digest()
-    if signature is None or not hmac.compare_digest(signature, expected):
-        return None
-    claims = _json_object(_b64url_decode(parts[1]))
-    if claims is None:
-        return None
-    now = time.time() if now is None else now
-    exp = claims.get("exp")
-    if not _is_number(exp) or now >= exp:
-        return None
-    nbf = claims.get("nbf")
-    if nbf is not None and (not _is_number(nbf) or now + NBF_LEEWAY_SECONDS < nbf):
-        return None
-    if issuer is not None and claims.get("iss") != issuer:
-        return None
-    aud = claims.get("aud")
-    audiences = [aud] if isinstance(aud, str) else aud if isinstance(aud, list) else []
-    matched = next((a for a in audiences if isinstance(a, str) and _same_resource(a, audience)), None)
-    if matched is None:
-        return None
-    return claims, matched
-
-
-def _scopes(claims: Mapping[str, Any]) -> list[str]:
+def scopes_of(claims: Mapping[str, Any]) -> list[str]:
     scope = claims.get("scope")
     if isinstance(scope, str):
         return scope.split()
@@ -248,22 +143,89 @@ def _scopes(claims: Mapping[str, Any]) -> list[str]:
     return []
 
 
-class ClientTokenVerifier:
-    """The SDK's ``TokenVerifier`` for a :class:`ClientAuth`: a static token or an HS256 JWT."""
+def audience_match(claims: Mapping[str, Any], resource_url: str) -> str | None:
+    aud = claims.get("aud")
+    audiences = [aud] if isinstance(aud, str) else aud if isinstance(aud, list) else []
+    return next((a for a in audiences if isinstance(a, str) and same_resource(a, resource_url)), None)
 
-    def __init__(self, auth: ClientAuth, *, clock: Callable[[], float] = time.time) -> None:
+
+def access_token(token: str, claims: Mapping[str, Any], audience: str) -> AccessToken:
+    from mcp.server.auth.provider import AccessToken
+
+    subject = claims.get("sub") if isinstance(claims.get("sub"), str) else None
+    client_id = next(
+        (v for k in ("client_id", "azp", "sub") if isinstance(v := claims.get(k), str) and v),
+        "unknown-client",
+    )
+    issuer = claims.get("iss")
+    exp = claims.get("exp")
+    return AccessToken(
+        token=token,
+        client_id=client_id,
+        scopes=scopes_of(claims),
+        # The SDK refuses a token past expires_at with no leeway of its own: the leeway is added here.
+        expires_at=int(exp) + LEEWAY_SECONDS if isinstance(exp, int | float) and not isinstance(exp, bool) else None,
+        resource=audience,
+        subject=subject,
+        claims={"iss": issuer} if isinstance(issuer, str) else None,
+    )
+
+
+class ClientTokenVerifier:
+    """The SDK's ``TokenVerifier`` for a :class:`ClientAuth`."""
+
+    def __init__(self, auth: ClientAuth) -> None:
         self._auth = auth
-        self._clock = clock
         # Compare digests, so every comparison takes the same time whatever the token's length.
         self._static = [hashlib.sha256(t.encode()).digest() for t in auth.tokens]
+        # digest -> (until, token): a verified token is not verified again on every request.
+        self._accepted: dict[bytes, tuple[float, AccessToken]] = {}
+        self.jwks = (
+            JwksKeys(Endpoint.configured(auth.jwks_url, "the JWKS URL", transport=auth.transport))
+            if auth.jwks_url
+            else None
+        )
+        self.introspector = (
+            Introspector(
+                Endpoint.configured(auth.introspection_url, "the introspection URL", transport=auth.transport),
+                client=(auth.client_id or "", auth.client_secret or ""),
+                resource_url=auth.resource_url,
+                issuer=auth.issuer,
+            )
+            if auth.introspection_url
+            else None
+        )
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        from mcp.server.auth.provider import AccessToken
-
-        auth = self._auth
+        """The verified token, or None. Accepted tokens are remembered (bounded) until they expire."""
         if not token or len(token) > MAX_TOKEN_LENGTH:
             return None
         digest = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
+        now = time.time()
+        hit = self._accepted.get(digest)
+        if hit is not None:
+            if hit[0] > now:
+                return hit[1]
+            del self._accepted[digest]
+        verified = await self._verify(token, digest)
+        # Opaque tokens are not kept here: the introspector keeps them, no longer than revocation allows.
+        if verified is not None and (verified.client_id == STATIC_TOKEN_CLIENT_ID or token.count(".") == 2):
+            until = now + REMEMBER_SECONDS
+            if verified.expires_at is not None:
+                until = min(until, float(verified.expires_at))
+            if len(self._accepted) >= MAX_REMEMBERED:
+                self._accepted.pop(next(iter(self._accepted)))
+            self._accepted[digest] = (until, verified)
+        return verified
+
+    async def scopes(self, token: str) -> frozenset[str] | None:
+        verified = await self.verify_token(token)
+        return None if verified is None else frozenset(verified.scopes)
+
+    async def _verify(self, token: str, digest: bytes) -> AccessToken | None:
+        from mcp.server.auth.provider import AccessToken
+
+        auth = self._auth
         static_match = False
         for known in self._static:
             static_match |= hmac.compare_digest(digest, known)
@@ -274,31 +236,51 @@ class ClientTokenVerifier:
                 scopes=list(auth.required_scopes),
                 resource=auth.resource_url,
             )
-        if auth.jwt_secret is None:
-            logger.info("refused a client bearer token: not a configured static token")
-            return None
-        verified = verify_hs256_jwt(
-            token, auth.jwt_secret, audience=auth.resource_url, issuer=auth.jwt_issuer, now=self._clock()
-        )
-        if verified is None:
-            logger.info("refused a client bearer token: invalid, expired, or issued for another audience")
-            return None
-        claims, audience = verified
-        subject = claims.get("sub") if isinstance(claims.get("sub"), str) else None
-        client_id = next(
-            (v for k in ("client_id", "azp", "sub") if isinstance(v := claims.get(k), str) and v),
-            "jwt",
-        )
-        issuer = claims.get("iss")
-        return AccessToken(
-            token=token,
-            client_id=client_id,
-            scopes=_scopes(claims),
-            expires_at=int(claims["exp"]),
-            resource=audience,
-            subject=subject,
-            claims={"iss": issuer} if isinstance(issuer, str) else None,
-        )
+        if self.jwks is not None and token.count(".") == 2:
+            return await self._jwt(token)
+        if self.introspector is not None:
+            return await self.introspector.verify(token)
+        logger.info("refused a client bearer token: not a configured static token")
+        return None
+
+    async def _jwt(self, token: str) -> AccessToken | None:
+        assert self.jwks is not None
+        auth = self._auth
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError:
+            return _refused("not a well-formed JWT")
+        alg, kid = header.get("alg"), header.get("kid")
+        if "crit" in header or alg not in ALGORITHMS:
+            return _refused("its algorithm is not accepted")
+        key = await self.jwks.key(kid if isinstance(kid, str) else None)
+        if key is None:
+            return _refused("no signing key of the issuer has its key id")
+        if key.algorithm != alg:
+            return _refused("its algorithm does not match its key")  # the key decides, never the token
+        try:
+            claims = jwt.decode(
+                token,
+                key.key,  # type: ignore[arg-type]
+                algorithms=[key.algorithm],
+                issuer=auth.issuer,
+                leeway=LEEWAY_SECONDS,
+                options={"require": ["exp", "iss", "aud"], "verify_aud": False},
+            )
+        except jwt.PyJWTError as exc:
+            return _refused(type(exc).__name__)
+        audience = audience_match(claims, auth.resource_url)
+        if audience is None:
+            return _refused("it was issued for another resource")
+        return access_token(token, claims, audience)
+
+
+def _refused(why: str) -> AccessToken | None:
+    logger.info("refused a client bearer token: %s", why)
+    return None
+
+
+# --------------------------------------------------------------------------- serve options
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,58 +288,83 @@ class AuthOptions:
     """The ``serve --auth-*`` options as given (None or empty: not given)."""
 
     token_env: str | None = None
-    jwt_secret_env: str | None = None
     resource_url: str | None = None
-    jwt_issuer: str | None = None
+    issuer: str | None = None
+    jwks_url: str | None = None
+    introspection_url: str | None = None
+    client_id_env: str | None = None
+    client_secret_env: str | None = None
     issuer_url: str | None = None
     required_scopes: tuple[str, ...] = ()
 
+    FLAGS: ClassVar[dict[str, str]] = {
+        "token_env": "--auth-token-env",
+        "resource_url": "--auth-resource-url",
+        "issuer": "--auth-issuer",
+        "jwks_url": "--auth-jwks-url",
+        "introspection_url": "--auth-introspection-url",
+        "client_id_env": "--auth-client-id-env",
+        "client_secret_env": "--auth-client-secret-env",
+        "issuer_url": "--auth-issuer-url",
+        "required_scopes": "--auth-required-scope",
+    }
+
     def given(self) -> list[str]:
         """The flags that were given, spelled as on the command line."""
-        names = {
-            "token_env": "--auth-token-env",
-            "jwt_secret_env": "--auth-jwt-secret-env",
-            "resource_url": "--auth-resource-url",
-            "jwt_issuer": "--auth-jwt-issuer",
-            "issuer_url": "--auth-issuer-url",
-            "required_scopes": "--auth-required-scope",
-        }
-        return [flag for attr, flag in names.items() if getattr(self, attr)]
+        return [flag for attr, flag in self.FLAGS.items() if getattr(self, attr)]
+
+
+def _read(environ: Mapping[str, str], name: str | None) -> str | None:
+    if not name:
+        return None
+    value = environ.get(name, "")
+    if not value:
+        raise ValueError(f"environment variable {name} is not set")
+    return value
 
 
 def client_auth_from_options(
-    options: AuthOptions, environ: Mapping[str, str], *, transport: str, host: str, port: int
+    options: AuthOptions,
+    environ: Mapping[str, str],
+    *,
+    transport: str,
+    host: str,
+    port: int,
+    scopes_supported: Sequence[str] = (),
 ) -> ClientAuth | None:
     """The client authentication the options ask for, or None when no ``--auth-*`` option is given.
 
-    Every option given is either enforced or refused: an option that would be silently ignored
-    (a JWT issuer or scope with no way to verify JWTs; any option on stdio) is a ``ValueError``
-    with one line naming what is missing, so ``serve`` never starts open while the operator
-    believes it is protected.
+    Every option given is either enforced or refused (``ValueError``, one line naming what is
+    missing): an issuer with nothing to check tokens against, scopes that only a static token
+    would meet, any option on stdio, an unset secret variable.
     """
     given = options.given()
     if not given:
         return None
     if transport != "http":
         raise ValueError(f"{', '.join(given)}: client authentication applies to --transport http only")
-    if not options.token_env and not options.jwt_secret_env:
+    if not (options.token_env or options.jwks_url or options.introspection_url):
         raise ValueError(
-            f"{', '.join(given)} given, but nothing can verify a token: add --auth-jwt-secret-env NAME "
-            "(HS256 JWTs) or --auth-token-env NAME (a static token)"
+            f"{', '.join(given)} given, but nothing can verify a token: add --auth-jwks-url URL (JWTs), "
+            "--auth-introspection-url URL (opaque tokens) or --auth-token-env NAME (a static token)"
         )
-    if not options.jwt_secret_env:
-        jwt_only = [flag for flag in ("--auth-jwt-issuer", "--auth-required-scope") if flag in given]
-        if jwt_only:
-            raise ValueError(
-                f"{', '.join(jwt_only)} checks JWTs, but only a static token is accepted: "
-                "add --auth-jwt-secret-env NAME or drop the option"
-            )
-    return ClientAuth.from_env(
-        environ,
+    if options.required_scopes and not (options.jwks_url or options.introspection_url):
+        raise ValueError(
+            "--auth-required-scope checks the scopes of issued tokens, but only a static token is accepted: "
+            "add --auth-jwks-url or --auth-introspection-url, or drop the option"
+        )
+    if options.issuer and not (options.jwks_url or options.introspection_url):
+        raise ValueError("--auth-issuer checks issued tokens: add --auth-jwks-url or --auth-introspection-url")
+    static = _read(environ, options.token_env)
+    return ClientAuth(
         resource_url=options.resource_url or default_resource_url(host, port),
-        token_env=options.token_env,
-        jwt_secret_env=options.jwt_secret_env,
-        jwt_issuer=options.jwt_issuer,
-        issuer_url=options.issuer_url,
+        tokens=(static,) if static else (),
+        issuer=options.issuer,
+        jwks_url=options.jwks_url,
+        introspection_url=options.introspection_url,
+        client_id=_read(environ, options.client_id_env),
+        client_secret=_read(environ, options.client_secret_env),
+        authorization_servers=(options.issuer_url,) if options.issuer_url else (),
         required_scopes=options.required_scopes,
+        scopes_supported=tuple(sorted(set(scopes_supported) | set(options.required_scopes))),
     )

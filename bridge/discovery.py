@@ -27,6 +27,7 @@ import mcp_types
 from bridge.binding import OPERATION_META_KEY, Catalogue
 from bridge.content import to_call_result
 from bridge.errors import ToolError
+from bridge.scopes import allows, caller_scopes, missing
 from bridge.tools import Tool, ToolContext, ToolRegistry
 from bridge.validation import ArgumentValidator
 
@@ -156,6 +157,9 @@ class Discovery:
         else:
             scored = [(self._score(doc, terms, exact), position, doc) for position, doc in enumerate(self._docs)]
             ranked = [doc for score, _, doc in sorted(scored, key=lambda s: (-s[0], s[1])) if score > 0]
+        granted = caller_scopes()
+        if granted is not None:
+            ranked = [doc for doc in ranked if allows(doc.tool.scopes, granted)]
         page = ranked[offset : offset + limit]
         result: dict[str, Any] = {
             "operations": [
@@ -177,6 +181,9 @@ class Discovery:
 
     def _tool(self, name: str) -> Tool:
         tool = self._registry.get(name)
+        if tool is not None and tool.scopes and not allows(tool.scopes, granted := caller_scopes()):
+            needed = " ".join(missing(tool.scopes, granted or ()))
+            raise ToolError(f'Operation "{tool.name}" needs the scope(s) {needed}; ask the user to grant them.')
         if tool is None:
             close = [item["name"] for item in self.search(name.replace("_", " "), limit=5)["operations"]]
             hint = f" Did you mean: {', '.join(close)}?" if close else ""

@@ -27,6 +27,7 @@ from bridge.credentials import Credentials
 from bridge.errors import ToolError, UpstreamStatusError
 from bridge.request import build_request, resolve_base_url
 from bridge.results import OutputCheck, response_to_result, status_error
+from bridge.scopes import requirement
 from bridge.tools import Tool, ToolContext
 from bridge.trim import TrimSettings, split_fields
 from bridge.upstream import USER_AGENT, HttpSettings, Upstream
@@ -179,4 +180,8 @@ def _annotations(spec: ToolAnnotationsSpec) -> Mapping[str, Any]:
 
 def tools_from_catalogue(catalogue: Catalogue, runtime: HttpRuntime) -> list[Tool]:
     """One tool per catalogue entry, in catalogue order."""
-    return [make_http_tool(entry, runtime) for entry in catalogue.tools]
+    schemes = catalogue.security_schemes
+    return [
+        dataclasses.replace(make_http_tool(entry, runtime), scopes=requirement(entry.binding.security, schemes))
+        for entry in catalogue.tools
+    ]

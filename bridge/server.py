@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from bridge.content import error_result, to_call_result
 from bridge.errors import ToolError
+from bridge.scopes import allows, caller_scopes, missing
 from bridge.tools import Tool, ToolContext, ToolRegistry
 from bridge.validation import ArgumentValidator
 
@@ -43,6 +44,8 @@ _EMPTY_META: Mapping[str, Any] = {}
 
 # Set while the SDK makes a 2026-07-28 tools/list envelope: the handler then lists no tools.
 _ENVELOPE_ONLY: ContextVar[bool] = ContextVar("bridge_tools_envelope_only", default=False)
+# Distinct scope sets whose tool lists are kept (a few roles in practice; bounded against churn).
+MAX_SCOPE_SETS = 64
 
 
 def _plain(value: Any) -> Any:
@@ -102,6 +105,7 @@ class _ToolHandlers:
         self._registry = registry
         self._validator = ArgumentValidator(registry)
         self._listed: tuple[Tool, ...] = ()
+        self._visible: dict[frozenset[str], tuple[tuple[Tool, ...], tuple[Tool, ...]]] = {}
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         tool = self._registry.get(name)
@@ -112,12 +116,30 @@ class _ToolHandlers:
         current = tuple(self._registry)
         if len(current) != len(self._listed) or not all(a is b for a, b in zip(current, self._listed, strict=True)):
             self._listed = current
+            self._visible.clear()
         return self._listed
+
+    def visible(self) -> tuple[frozenset[str] | None, tuple[Tool, ...]]:
+        """The tools the caller's token allows, and the scope set they were chosen for.
+
+        Unauthenticated callers (stdio, HTTP without ``--auth-*``) see every tool; the same scope
+        set gets the same tuple object, so the wire cache below keeps one answer per scope set.
+        """
+        listed = self.listing()
+        granted = caller_scopes() if any(tool.scopes for tool in listed) else None
+        if granted is None:
+            return None, listed
+        hit = self._visible.get(granted)
+        if hit is None or hit[0] is not listed:
+            if len(self._visible) >= MAX_SCOPE_SETS:
+                self._visible.clear()
+            hit = self._visible[granted] = (listed, tuple(t for t in listed if allows(t.scopes, granted)))
+        return granted, hit[1]
 
     def list_result(self) -> types.ListToolsResult:
         # Built on demand and not kept: the wire cache below keeps the shaped answer instead, and
         # holding both would double the memory of a big API's tool list.
-        return types.ListToolsResult(tools=[_checked(t, wire_data(t)) for t in self.listing()])
+        return types.ListToolsResult(tools=[_checked(t, wire_data(t)) for t in self.visible()[1]])
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -135,6 +157,10 @@ class _ToolHandlers:
                 code=types.INVALID_PARAMS,
                 message=f'Unknown tool "{params.name[:200]}". Call tools/list to see the available tools.',
             )
+        if tool.scopes and not allows(tool.scopes, granted := caller_scopes()):
+            # On HTTP the scope guard answers 403 (step-up) before this; here it is a second line.
+            needed = " ".join(missing(tool.scopes, granted or ()))
+            return error_result(f'Tool "{tool.name}" needs the scope(s) {needed}; ask the user to grant them.')
         raw_meta = ctx.params.get("_meta") if ctx.params is not None else None
         tool_ctx = ToolContext(
             tool_name=tool.name,
@@ -182,13 +208,14 @@ class _ListToolsWireCache:
 
     def __init__(self, handlers: _ToolHandlers) -> None:
         self._handlers = handlers
-        self._wire: dict[str, tuple[tuple[Tool, ...], Any]] = {}
+        self._wire: dict[tuple[str, frozenset[str] | None], tuple[tuple[Tool, ...], Any]] = {}
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
         if ctx.method != "tools/list" or ctx.request_id is None or not self._cacheable(ctx):
             return await call_next(ctx)
-        current = self._handlers.listing()
-        hit = self._wire.get(ctx.protocol_version)
+        granted, current = self._handlers.visible()
+        key = (ctx.protocol_version, granted)
+        hit = self._wire.get(key)
         if hit is not None and hit[0] is current:
             return hit[1]
         if ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
@@ -204,7 +231,9 @@ class _ListToolsWireCache:
             if isinstance(result, dict) and result.get("tools") == []:
                 result = {**result, "tools": [_checked_wire_data(tool) for tool in current]}
         if isinstance(result, dict):
-            self._wire[ctx.protocol_version] = (current, result)
+            if len(self._wire) >= MAX_SCOPE_SETS:
+                self._wire.clear()
+            self._wire[key] = (current, result)
         return result
 
     @staticmethod

@@ -63,6 +63,8 @@ class Tool:
     apply_defaults: bool = True
     # run() returns CallToolResults whose structuredContent it has checked against output_schema.
     checks_own_output: bool = False
+    # OAuth scopes a caller needs (alternatives; empty: none): bridge/scopes.py.
+    scopes: tuple[frozenset[str], ...] = ()
 
 
 def check_tool_name(name: str) -> None:

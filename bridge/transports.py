@@ -18,6 +18,7 @@ from mcp.server.lowlevel import Server
 
 from bridge.client_auth import DEFAULT_HTTP_PATH, WILDCARD_BINDS, ClientAuth, ClientTokenVerifier
 from bridge.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS, SessionAdmission, install_session_id_filter
+from bridge.step_up import CallRequirement, ResourceMetadata, ScopeGuard
 
 logger = logging.getLogger("bridge")
 
@@ -145,12 +146,14 @@ def http_app(
     max_sessions_per_client: int = DEFAULT_MAX_PER_CLIENT,
     path: str = DEFAULT_HTTP_PATH,
     auth: ClientAuth | None = None,
+    call_requirement: CallRequirement | None = None,
 ) -> ASGIApp:
     """The streamable HTTP ASGI app for ``server``, behind the Host/Origin guard.
 
     With ``auth``, every request to ``path`` needs ``Authorization: Bearer <token>`` (401 without
     a valid one, 403 without the required scopes), and the RFC 9728 protected-resource metadata
-    is served under ``/.well-known/oauth-protected-resource``.
+    is served under ``/.well-known/oauth-protected-resource``. ``call_requirement`` says which
+    scopes a call needs, so one beyond the token's gets the 403 step-up challenge.
     """
     from mcp.server.transport_security import TransportSecuritySettings
 
@@ -205,6 +208,21 @@ def http_app(
 
         app = SessionAdmission(
             app, path=path, max_sessions=max_sessions, max_per_client=max_sessions_per_client, identify=identify
+        )
+    if auth is not None and verifier is not None:
+        if call_requirement is not None:
+            app = ScopeGuard(
+                app,
+                path=path,
+                token_scopes=verifier.scopes,
+                requirement=call_requirement,
+                resource_url=auth.resource_url,
+            )
+        app = ResourceMetadata(
+            app,
+            resource_url=auth.resource_url,
+            authorization_servers=[auth.authorization_server()],
+            scopes_supported=list(auth.scopes_supported),
         )
     return HostOriginGuard(app, allowed_hosts=hosts, allowed_origins=allowed_origins, max_body_bytes=max_body_bytes)
 

@@ -15,12 +15,15 @@ import pytest
 from bridge.client_auth import AuthOptions, client_auth_from_options
 from tests.e2e.conftest import PACKAGE
 
-ENV = {"CLIENT_TOKEN": "static-client-token-0123456789", "JWT_SECRET": "an HS256 secret of at least 32 bytes!"}
+ENV = {"CLIENT_TOKEN": "static-client-token-0123456789", "BRIDGE_ID": "bridge", "BRIDGE_SECRET": "s" * 24}
 VALUES = {
     "token_env": "CLIENT_TOKEN",
-    "jwt_secret_env": "JWT_SECRET",
     "resource_url": "http://127.0.0.1:8000/mcp",
-    "jwt_issuer": "https://issuer.example",
+    "issuer": "https://issuer.example",
+    "jwks_url": "https://issuer.example/jwks",
+    "introspection_url": "https://issuer.example/introspect",
+    "client_id_env": "BRIDGE_ID",
+    "client_secret_env": "BRIDGE_SECRET",
     "issuer_url": "https://issuer.example",
     "required_scopes": ("pets:read",),
 }
@@ -38,10 +41,14 @@ def test_any_auth_option_is_enforced_or_refused(combo: tuple[str, ...], transpor
         return
     assert transport == "http"
     assert auth is not None, "an auth option was given but no authentication is enforced"
-    if "jwt_issuer" in combo:
-        assert auth.jwt_secret is not None and auth.jwt_issuer == VALUES["jwt_issuer"]
-    if "required_scopes" in combo:
-        assert auth.jwt_secret is not None and auth.required_scopes == ("pets:read",)
+    verifiers = bool(auth.tokens) + bool(auth.jwks_url) + bool(auth.introspection_url)
+    assert verifiers >= 1
+    if "issuer" in combo or "required_scopes" in combo:
+        assert auth.jwks_url or auth.introspection_url  # issued tokens are checked, not only a static one
+    if "jwks_url" in combo:
+        assert auth.issuer == VALUES["issuer"]  # never "any issuer"
+    if "introspection_url" in combo:
+        assert auth.client_id and auth.client_secret
 
 
 def test_no_auth_option_means_no_auth() -> None:
@@ -51,7 +58,7 @@ def test_no_auth_option_means_no_auth() -> None:
 def test_an_unset_secret_variable_is_refused_not_ignored() -> None:
     with pytest.raises(ValueError):
         client_auth_from_options(
-            AuthOptions(jwt_secret_env="NOT_SET_ANYWHERE"), {}, transport="http", host="127.0.0.1", port=8000
+            AuthOptions(token_env="NOT_SET_ANYWHERE"), {}, transport="http", host="127.0.0.1", port=8000
         )
 
 
@@ -59,6 +66,9 @@ def test_an_unset_secret_variable_is_refused_not_ignored() -> None:
     "flags",
     [
         ["--auth-jwt-issuer", "https://issuer.example", "--auth-resource-url", "http://127.0.0.1:8000/mcp"],
+        ["--auth-jwks-url", "https://issuer.example/jwks"],
+        ["--auth-introspection-url", "https://issuer.example/introspect"],
+        ["--auth-jwks-url", "http://issuer.example/jwks", "--auth-issuer", "https://issuer.example"],
         ["--auth-required-scope", "pets:read"],
         ["--auth-issuer-url", "https://issuer.example"],
     ],

@@ -19,18 +19,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge.client_auth import ClientAuth
 from bridge.sessions import SessionAdmission, SessionIdFilter
 from bridge.transports import http_app
+from tests.e2e.test_client_auth import AS, auth_for
 from tests.e2e.test_http_security import (
     BASE,
-    JWT_SECRET,
     MCP_HEADERS,
-    RESOURCE,
-    STATIC_TOKEN,
     bearer,
     initialize,
-    jwt,
     petstore_server,
 )
 
@@ -74,13 +70,13 @@ async def test_a_flood_of_initializes_from_one_client_does_not_lock_out_another(
 
 
 async def test_sessions_of_one_token_identity_are_capped_and_other_identities_keep_their_room() -> None:
-    auth = ClientAuth(resource_url=RESOURCE, tokens=(STATIC_TOKEN,), jwt_secret=JWT_SECRET)
+    auth = auth_for()
     # Static-token and JWT callers are different identities even from the same peer address.
     async with peers("127.0.0.1", max_sessions=10, max_sessions_per_client=2, auth=auth) as (client,):
-        alice = [await initialize(client, bearer(jwt(sub="alice"))) for _ in range(6)]
-        bob = await initialize(client, bearer(jwt(sub="bob")))
+        alice = [await initialize(client, bearer(AS.token(sub="alice"))) for _ in range(6)]
+        bob = await initialize(client, bearer(AS.token(sub="bob")))
         alice_ids = [r.headers["mcp-session-id"] for r in alice]
-        headers = {**MCP_HEADERS, **bearer(jwt(sub="alice"))}
+        headers = {**MCP_HEADERS, **bearer(AS.token(sub="alice"))}
         alive = [
             (await client.post("/mcp", json=LISTED, headers={**headers, "Mcp-Session-Id": i})).status_code
             for i in alice_ids

@@ -1,0 +1,89 @@
+"""Opaque access tokens, checked at the authorization server's RFC 7662 introspection endpoint.
+
+The bridge authenticates as its own confidential client. An active answer is kept until the
+token expires, but never longer than :data:`MAX_CACHE_SECONDS` (so a revoked token stops working
+within that time) and for at most :data:`MAX_ENTRIES` tokens (least recently used go first).
+Only a digest of each token is kept as the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from bridge.outbound import Endpoint, OutboundError
+
+if TYPE_CHECKING:
+    from mcp.server.auth.provider import AccessToken
+
+logger = logging.getLogger("bridge")
+
+MAX_CACHE_SECONDS = 60.0
+MAX_ENTRIES = 10_000
+
+
+class Introspector:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        client: tuple[str, str],
+        resource_url: str,
+        issuer: str | None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._endpoint = endpoint
+        self._client = client
+        self._resource_url = resource_url
+        self._issuer = issuer
+        self._clock = clock
+        self._cache: OrderedDict[bytes, tuple[float, AccessToken]] = OrderedDict()
+        self.requests = 0
+
+    async def verify(self, token: str) -> AccessToken | None:
+        from bridge.client_auth import access_token, audience_match
+
+        key = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
+        now = self._clock()
+        hit = self._cache.get(key)
+        if hit is not None:
+            if hit[0] > now:
+                self._cache.move_to_end(key)
+                return hit[1]
+            del self._cache[key]
+        self.requests += 1
+        try:
+            async with self._endpoint.client() as client:
+                data = await self._endpoint.json(
+                    client, form={"token": token, "token_type_hint": "access_token"}, auth=self._client
+                )
+        except OutboundError as exc:
+            logger.warning("token introspection failed: %s", exc)
+            return None
+        if data.get("active") is not True:
+            logger.info("refused a client bearer token: the authorization server says it is not active")
+            return None
+        claims: dict[str, Any] = dict(data)
+        exp = claims.get("exp")
+        if not isinstance(exp, int | float) or isinstance(exp, bool) or exp <= now:
+            logger.info("refused a client bearer token: introspection gave no future expiry")
+            return None
+        nbf = claims.get("nbf")
+        if isinstance(nbf, int | float) and not isinstance(nbf, bool) and nbf > now + 60:
+            return None
+        if self._issuer is not None and claims.get("iss", self._issuer) != self._issuer:
+            logger.info("refused a client bearer token: issued by another issuer")
+            return None
+        audience = audience_match(claims, self._resource_url) if "aud" in claims else self._resource_url
+        if audience is None:
+            logger.info("refused a client bearer token: it was issued for another resource")
+            return None
+        verified = access_token(token, claims, audience)
+        self._cache[key] = (min(float(exp), now + MAX_CACHE_SECONDS), verified)
+        while len(self._cache) > MAX_ENTRIES:
+            self._cache.popitem(last=False)
+        return verified

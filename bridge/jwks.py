@@ -1,0 +1,96 @@
+"""The authorization server's signing keys (JWKS), fetched from the configured URL and kept.
+
+A token whose ``kid`` is unknown triggers one refresh of the key set (the server may have
+rotated its keys), but at most one every :data:`MIN_REFRESH_INTERVAL` seconds and one at a time:
+a stream of tokens with made-up ``kid`` values costs one fetch, not one each. Keys are parsed by
+PyJWT (``PyJWKSet``); each key's algorithm comes from the key itself (its ``alg``, else its type
+and curve), never from a token.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import anyio
+import jwt
+
+from bridge.outbound import Endpoint, OutboundError
+
+logger = logging.getLogger("bridge")
+
+MIN_REFRESH_INTERVAL = 30.0
+MAX_KEYS = 64
+# The asymmetric algorithms accepted (the MCP authorization spec's OAuth 2.1 profile); HMAC and
+# "none" are never accepted, whatever a key set or a token says.
+ALGORITHMS = ("RS256", "ES256", "EdDSA")
+
+
+@dataclass(frozen=True, slots=True)
+class SigningKey:
+    kid: str | None
+    algorithm: str
+    key: object  # a cryptography public key
+
+
+class JwksKeys:
+    """The key set behind one JWKS URL."""
+
+    def __init__(self, endpoint: Endpoint, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._endpoint = endpoint
+        self._clock = clock
+        self._keys: dict[str | None, SigningKey] = {}
+        self._fetched_at: float | None = None
+        self._lock = anyio.Lock()
+        self.fetches = 0
+
+    async def key(self, kid: str | None) -> SigningKey | None:
+        """The key for ``kid`` (None: the set's only key), refreshing the set once if it is unknown."""
+        found = self._find(kid)
+        if found is not None:
+            return found
+        async with self._lock:
+            found = self._find(kid)  # another task may have refreshed while this one waited
+            if found is None and self._may_refresh():
+                await self._refresh()
+                found = self._find(kid)
+        return found
+
+    def _find(self, kid: str | None) -> SigningKey | None:
+        if kid is None:
+            return next(iter(self._keys.values())) if len(self._keys) == 1 else None
+        return self._keys.get(kid)
+
+    def _may_refresh(self) -> bool:
+        return self._fetched_at is None or self._clock() - self._fetched_at >= MIN_REFRESH_INTERVAL
+
+    async def _refresh(self) -> None:
+        self._fetched_at = self._clock()
+        self.fetches += 1
+        try:
+            async with self._endpoint.client() as client:
+                data = await self._endpoint.json(client)
+        except OutboundError as exc:
+            logger.warning("could not refresh the signing keys: %s", exc)
+            return
+        keys = data.get("keys")
+        if not isinstance(keys, list):
+            logger.warning("%s answered without a keys list", self._endpoint.what)
+            return
+        parsed: dict[str | None, SigningKey] = {}
+        for item in keys[:MAX_KEYS]:
+            if not isinstance(item, dict) or item.get("use", "sig") != "sig":
+                continue
+            try:
+                jwk = jwt.PyJWK(item)
+            except (jwt.PyJWKError, jwt.InvalidKeyError, ValueError, TypeError):
+                continue  # a key type PyJWT cannot use is skipped, not fatal
+            algorithm = jwk.algorithm_name  # the key's "alg", else derived from its type and curve
+            if algorithm not in ALGORITHMS or jwk.key_type == "oct":
+                continue
+            kid = item.get("kid") if isinstance(item.get("kid"), str) else None
+            parsed[kid] = SigningKey(kid, algorithm, jwk.key)
+        self._keys = parsed
+        logger.info("signing keys loaded: %d", len(parsed))
