@@ -25,8 +25,8 @@ from typing import Any
 import mcp_types
 
 from bridge.binding import OPERATION_META_KEY, Catalogue
-from bridge.content import to_call_result
 from bridge.errors import ToolError
+from bridge.invoke import invoke
 from bridge.scopes import allows, caller_scopes, missing
 from bridge.tools import Tool, ToolContext, ToolRegistry
 from bridge.validation import ArgumentValidator
@@ -223,17 +223,13 @@ class Discovery:
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None, ctx: ToolContext) -> mcp_types.CallToolResult:
         tool = self._tool(name)
-        args = self._validator.validate(tool.name, arguments, apply_defaults=tool.apply_defaults)
         inner = ToolContext(
             tool_name=tool.name,
             meta=ctx.meta,
             cancelled=ctx.cancelled,
             _report_progress=ctx._report_progress,
         )
-        value = await tool.run(args, inner)
-        result = to_call_result(
-            value, output_schema=tool.output_schema, tool_name=tool.name, structured_verified=tool.checks_own_output
-        )
+        result = await invoke(tool, self._validator, arguments, inner)
         meta: dict[str, Any] = dict(result.meta or {})
         operation = (tool.meta or {}).get(OPERATION_META_KEY)
         if isinstance(operation, str):

@@ -1,8 +1,8 @@
 """Generated HTTP tools: catalogue entries turned into :class:`~bridge.tools.Tool` objects.
 
-``run(args, ctx)`` of each tool: build the request from the (already validated) arguments, add
-the bridge's own credentials, send it through the shared :class:`Upstream`, and map the answer to
-a ``CallToolResult``. Failures raise :class:`~bridge.errors.ToolError` subclasses whose messages
+``run(args, ctx)`` of each tool calls its operation through the call core (``bridge.calls``:
+request building, the bridge's own credentials, the shared :class:`Upstream`) and maps the answer
+to a ``CallToolResult``. Failures raise :class:`~bridge.errors.ToolError` subclasses whose messages
 are redacted and meant for the model. Cancelling the task that awaits ``run`` aborts the
 in-flight request.
 """
@@ -17,16 +17,15 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-import anyio
 import httpx
 import mcp_types
 
 from bridge.binding import OPERATION_META_KEY, Catalogue, ToolAnnotationsSpec, ToolEntry
+from bridge.calls import CallContext, OperationCall
 from bridge.contract import ResponseContract
 from bridge.credentials import Credentials
-from bridge.errors import ToolError, UpstreamStatusError
-from bridge.request import build_request, resolve_base_url
-from bridge.results import OutputCheck, response_to_result, status_error
+from bridge.errors import ToolError
+from bridge.request import resolve_base_url
 from bridge.scopes import requirement
 from bridge.tools import Tool, ToolContext
 from bridge.trim import TrimSettings, split_fields
@@ -114,49 +113,21 @@ class HttpRuntime:
 
 
 def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
-    """The :class:`Tool` that calls ``entry``'s operation through ``runtime``."""
-    binding = entry.binding
-    operation = entry.operation
-    output_check = OutputCheck(entry.output_schema) if entry.output_schema is not None else None
-    redact = runtime.credentials.redact
+    """The :class:`Tool` that calls ``entry``'s operation through ``runtime`` (via the call core)."""
+    call = OperationCall(entry, runtime)
+    fields_arg = entry.binding.fields_arg
 
     async def run(args: dict[str, Any], ctx: ToolContext) -> mcp_types.CallToolResult:
         fields: list[str] | None = None
-        if binding.fields_arg is not None and binding.fields_arg in args:
+        if fields_arg is not None and fields_arg in args:
             args = dict(args)
-            fields = split_fields(args.pop(binding.fields_arg))  # never sent upstream
+            fields = split_fields(args.pop(fields_arg))  # never sent upstream
+        # The server validated the arguments against this tool's schema before run.
+        response = await call.respond(args, CallContext.from_tool(ctx), validated=True)
         try:
-            prepared = build_request(binding, args, base_url=runtime.base_url, operation=operation)
-            parts = await runtime.credentials.for_operation(binding.security)
-            prepared = prepared.with_credentials(parts)
-            response = await runtime.upstream.send(prepared)
-            if runtime.contract is not None and not response.truncated:
-                # openapi-core takes ~20 ms a response: off the event loop, so other calls go on.
-                await anyio.to_thread.run_sync(
-                    runtime.contract.check,
-                    binding.method,
-                    binding.path,
-                    response.status,
-                    response.headers,
-                    response.content,
-                )
-            if response.status >= 400:
-                if response.status == 401:
-                    runtime.credentials.invalidate(parts)
-                raise status_error(response, binding=binding, redact=redact, credential_env=parts.env_names)
-            return response_to_result(
-                response,
-                binding=binding,
-                tool_name=entry.name,
-                redact=redact,
-                output_check=output_check,
-                trim=runtime.trim,
-                fields=fields,
-            )
-        except UpstreamStatusError as exc:
-            raise UpstreamStatusError(redact(str(exc)), status=exc.status) from None
+            return call.to_result(response, fields=fields)
         except ToolError as exc:
-            raise type(exc)(redact(str(exc))) from None
+            raise type(exc)(runtime.credentials.redact(str(exc))) from None
 
     return Tool(
         name=entry.name,
@@ -166,7 +137,7 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
         input_schema=entry.input_schema,
         output_schema=entry.output_schema,
         annotations=_annotations(entry.annotations),
-        meta={OPERATION_META_KEY: operation},
+        meta={OPERATION_META_KEY: entry.operation},
         apply_defaults=False,
         checks_own_output=True,
     )

@@ -27,8 +27,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from bridge.content import error_result, to_call_result
+from bridge.content import error_result
 from bridge.errors import ToolError
+from bridge.invoke import invoke
 from bridge.scopes import allows, caller_scopes, missing
 from bridge.tools import Tool, ToolContext, ToolRegistry
 from bridge.validation import ArgumentValidator
@@ -168,14 +169,7 @@ class _ToolHandlers:
             _report_progress=ctx.session.report_progress,
         )
         try:
-            args = self._validator.validate(tool.name, params.arguments, apply_defaults=tool.apply_defaults)
-            value = await tool.run(args, tool_ctx)
-            return to_call_result(
-                value,
-                output_schema=tool.output_schema,
-                tool_name=tool.name,
-                structured_verified=tool.checks_own_output,
-            )
+            return await invoke(tool, self._validator, params.arguments, tool_ctx)
         except MCPError:
             raise
         except ToolError as exc:

@@ -1,0 +1,218 @@
+"""The operation-call core: one path from arguments to an upstream answer, for every surface.
+
+Per-operation tools, discovery's ``call_operation`` (and code mode, and per-user identity) all
+call an operation through :class:`OperationCall`, with a :class:`CallContext` saying who calls,
+until when, and how to report progress. Each step is a method of its own, testable alone:
+
+1. :meth:`OperationCall.validate`: the arguments against the tool's input schema (field-named
+   errors); surfaces whose server already validated skip it;
+2. :meth:`OperationCall.prepare`: the HTTP request the spec describes, with its final check;
+3. :meth:`OperationCall.authorize`: the bridge's own credentials for the operation;
+4. :meth:`OperationCall.send`: limits, retries, deadline, the response cap (``bridge.upstream``);
+5. :meth:`OperationCall.check_status`: a 4xx/5xx answer becomes :class:`ApiError`;
+6. :meth:`OperationCall.to_result`: the output check, trimming and redaction of a tool result.
+
+:meth:`OperationCall.__call__` runs 1-5 and returns the whole :class:`ApiResponse` (what a
+program sees); tools map it with step 6. Every error message that leaves the core is redacted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import mcp_types
+
+from bridge.binding import ToolEntry
+from bridge.credentials import CredentialParts
+from bridge.errors import ToolError, UpstreamStatusError, UpstreamTimeout
+from bridge.request import PreparedRequest, build_request
+from bridge.results import OutputCheck, Redactor, response_to_result, status_error
+from bridge.results import _redact_json as redact_json
+from bridge.tools import ProgressReporter, ToolContext, _no_progress
+from bridge.upstream import UpstreamResponse
+from bridge.validation import ArgumentValidator
+
+if TYPE_CHECKING:
+    from bridge.http_tools import HttpRuntime
+
+__all__ = ["ApiError", "ApiResponse", "CallContext", "Identity", "OperationCall"]
+
+# _meta keys of W3C trace context that a client may send with a request (carried, never trusted).
+TRACE_KEYS = ("traceparent", "tracestate", "baggage")
+
+
+class ApiError(UpstreamStatusError):
+    """The upstream answered 4xx/5xx: ``status`` and the message a tool error would carry."""
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Who calls, as the MCP client's access token says (none on stdio or without auth).
+
+    ``token`` is the caller's own access token: it goes nowhere but a token-exchange endpoint,
+    and is left out of ``repr`` so that no log line can show it.
+    """
+
+    subject: str | None
+    client_id: str | None
+    scopes: frozenset[str] = frozenset()
+    token: str | None = field(default=None, repr=False)
+
+
+@dataclass(slots=True)
+class CallContext:
+    """What one call carries besides its arguments.
+
+    ``deadline`` is an ``anyio.current_time()`` instant: the call fails with a timeout when it
+    passes (the upstream's own deadline still applies). ``cancelled`` is set when the caller
+    cancels; the awaiting task is cancelled too, which aborts the HTTP request.
+    """
+
+    surface: str  # the tool (or program) the call comes from, for logs
+    identity: Identity | None = None
+    deadline: float | None = None
+    cancelled: anyio.Event = field(default_factory=anyio.Event)
+    progress: ProgressReporter = _no_progress
+    trace: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_tool(cls, ctx: ToolContext, *, identity: Identity | None = None) -> CallContext:
+        trace = {k: v for k in TRACE_KEYS if isinstance(v := ctx.meta.get(k), str)}
+        return cls(
+            surface=ctx.tool_name,
+            identity=identity,
+            cancelled=ctx.cancelled,
+            progress=ctx._report_progress,
+            trace=trace,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ApiResponse:
+    """A successful (below 400) upstream answer, whole and redacted: what a program sees.
+
+    ``data`` is the body as JSON data, or its text when it is not JSON (None when empty). It is
+    redacted before anyone sees it: a program could otherwise read an echoed secret and spell it
+    in a way no redaction of its final value would recognise.
+    """
+
+    status: int
+    content_type: str
+    data: Any
+    upstream: UpstreamResponse = field(repr=False)
+
+
+def _body_data(content: bytes, redact: Redactor) -> Any:
+    if not content:
+        return None
+    try:
+        return redact_json(json.loads(content, parse_constant=_no_constant), redact)
+    except ValueError:
+        return redact(content.decode("utf-8", errors="replace"))
+
+
+def _no_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON; an upstream that sends them does not get them through as numbers.
+    raise ValueError(name)
+
+
+class OperationCall:
+    """One operation of one API, callable with a :class:`CallContext`."""
+
+    def __init__(self, entry: ToolEntry, runtime: HttpRuntime, validator: ArgumentValidator | None = None) -> None:
+        self.entry = entry
+        self.runtime = runtime
+        self.operation = entry.operation
+        self._validator = validator or ArgumentValidator({entry.name: entry.input_schema})
+        self._output_check = OutputCheck(entry.output_schema) if entry.output_schema is not None else None
+
+    # ---------------------------------------------------------------------------------- steps
+
+    def validate(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Step 1. Raises ``InvalidArgumentsError`` naming every bad field."""
+        return self._validator.validate(self.entry.name, arguments, apply_defaults=False)
+
+    def prepare(self, arguments: Mapping[str, Any]) -> PreparedRequest:
+        """Step 2: the request, built from validated arguments and checked (origin, path, headers)."""
+        return build_request(
+            self.entry.binding, dict(arguments), base_url=self.runtime.base_url, operation=self.operation
+        )
+
+    async def authorize(
+        self, prepared: PreparedRequest, context: CallContext
+    ) -> tuple[PreparedRequest, CredentialParts]:
+        """Step 3: the bridge's own credentials for the operation's security requirements."""
+        parts = await self.runtime.credentials.for_operation(self.entry.binding.security)
+        return prepared.with_credentials(parts), parts
+
+    async def send(self, prepared: PreparedRequest, context: CallContext) -> UpstreamResponse:
+        """Step 4: limits, retries, the deadlines and the response cap."""
+        if context.deadline is None:
+            return await self.runtime.upstream.send(prepared)
+        left = context.deadline - anyio.current_time()
+        with anyio.move_on_after(max(left, 0.0)):
+            return await self.runtime.upstream.send(prepared)
+        raise UpstreamTimeout(f"{self.operation}: the call's deadline passed before the API answered.")
+
+    async def check_contract(self, response: UpstreamResponse) -> None:
+        """``--validate-responses``: openapi-core takes ~20 ms a response, so off the event loop."""
+        contract = self.runtime.contract
+        if contract is None or response.truncated:
+            return
+        binding = self.entry.binding
+        await anyio.to_thread.run_sync(
+            contract.check, binding.method, binding.path, response.status, response.headers, response.content
+        )
+
+    def check_status(self, response: UpstreamResponse, parts: CredentialParts) -> None:
+        """Step 5: a 4xx/5xx answer raises :class:`ApiError` (a 401 also drops a cached token)."""
+        if response.status < 400:
+            return
+        if response.status == 401:
+            self.runtime.credentials.invalidate(parts)
+        error = status_error(
+            response, binding=self.entry.binding, redact=self.runtime.credentials.redact, credential_env=parts.env_names
+        )
+        raise ApiError(str(error), status=error.status)
+
+    def to_result(self, response: UpstreamResponse, *, fields: Sequence[str] | None = None) -> mcp_types.CallToolResult:
+        """Step 6 (tools): the output check, trimming and redaction of a success answer."""
+        return response_to_result(
+            response,
+            binding=self.entry.binding,
+            tool_name=self.entry.name,
+            redact=self.runtime.credentials.redact,
+            output_check=self._output_check,
+            trim=self.runtime.trim,
+            fields=fields,
+        )
+
+    # ----------------------------------------------------------------------------- the call
+
+    async def respond(
+        self, arguments: Mapping[str, Any] | None, context: CallContext, *, validated: bool = False
+    ) -> UpstreamResponse:
+        """Steps 1-5; the success answer as the upstream layer holds it."""
+        redact = self.runtime.credentials.redact
+        try:
+            args = dict(arguments or {}) if validated else self.validate(arguments)
+            prepared, parts = await self.authorize(self.prepare(args), context)
+            response = await self.send(prepared, context)
+            await self.check_contract(response)
+            self.check_status(response, parts)
+            return response
+        except UpstreamStatusError as exc:
+            raise ApiError(redact(str(exc)), status=exc.status) from None
+        except ToolError as exc:
+            raise type(exc)(redact(str(exc))) from None
+
+    async def __call__(
+        self, arguments: Mapping[str, Any] | None, context: CallContext, *, validated: bool = False
+    ) -> ApiResponse:
+        response = await self.respond(arguments, context, validated=validated)
+        data = _body_data(response.content, self.runtime.credentials.redact)
+        return ApiResponse(response.status, response.content_type, data, response)
