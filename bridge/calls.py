@@ -18,20 +18,25 @@ program sees); tools map it with step 6. Every error message that leaves the cor
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
+import time
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types
 
-from bridge.binding import ToolEntry
+from bridge.binding import SchemeUse, SecurityScheme, ToolEntry
 from bridge.credentials import CredentialParts
 from bridge.errors import ToolError, UpstreamStatusError, UpstreamTimeout
 from bridge.request import PreparedRequest, build_request
 from bridge.results import OutputCheck, Redactor, response_to_result, status_error
 from bridge.results import _redact_json as redact_json
+from bridge.scopes import CALLER_SCHEMES
 from bridge.tools import ProgressReporter, ToolContext, _no_progress
 from bridge.upstream import UpstreamResponse
 from bridge.validation import ArgumentValidator
@@ -41,8 +46,20 @@ if TYPE_CHECKING:
 
 __all__ = ["ApiError", "ApiResponse", "CallContext", "Identity", "OperationCall"]
 
+audit = logging.getLogger("bridge.audit")
+
 # _meta keys of W3C trace context that a client may send with a request (carried, never trusted).
 TRACE_KEYS = ("traceparent", "tracestate", "baggage")
+
+
+def current_identity() -> Identity | None:
+    """The caller of the request being served, from the SDK's authenticated access token."""
+    from mcp.server.auth.middleware.auth_context import get_access_token
+
+    token = get_access_token()
+    if token is None:
+        return None
+    return Identity(subject=token.subject, client_id=token.client_id, scopes=frozenset(token.scopes), token=token.token)
 
 
 class ApiError(UpstreamStatusError):
@@ -115,6 +132,24 @@ def _body_data(content: bytes, redact: Redactor) -> Any:
         return redact(content.decode("utf-8", errors="replace"))
 
 
+def _field(value: str | None) -> str:
+    """A log-safe rendering of an identity field: no spaces or control characters, bounded."""
+    if not value:
+        return "-"
+    return "".join(c if c.isprintable() and not c.isspace() else "?" for c in value[:128])
+
+
+def _caller_alternative(
+    entry: ToolEntry, schemes: Mapping[str, SecurityScheme]
+) -> tuple[tuple[SchemeUse, ...], tuple[SchemeUse, ...]] | None:
+    """The first security alternative that uses a caller scheme: (caller schemes, the other schemes)."""
+    for alternative in entry.binding.security:
+        caller = tuple(u for u in alternative if (s := schemes.get(u.scheme)) is not None and s.type in CALLER_SCHEMES)
+        if caller:
+            return caller, tuple(u for u in alternative if u not in caller)
+    return None
+
+
 def _no_constant(name: str) -> Any:
     # NaN and Infinity are not JSON; an upstream that sends them does not get them through as numbers.
     raise ValueError(name)
@@ -129,6 +164,7 @@ class OperationCall:
         self.operation = entry.operation
         self._validator = validator or ArgumentValidator({entry.name: entry.input_schema})
         self._output_check = OutputCheck(entry.output_schema) if entry.output_schema is not None else None
+        self._caller_alternative = _caller_alternative(entry, runtime.credentials.schemes)
 
     # ---------------------------------------------------------------------------------- steps
 
@@ -145,7 +181,24 @@ class OperationCall:
     async def authorize(
         self, prepared: PreparedRequest, context: CallContext
     ) -> tuple[PreparedRequest, CredentialParts]:
-        """Step 3: the bridge's own credentials for the operation's security requirements."""
+        """Step 3: credentials for the operation's security requirements.
+
+        With a caller identity and token exchange configured, an alternative that uses an OAuth2
+        or OpenID Connect scheme gets a token exchanged for that user (its other schemes, e.g. an
+        API key, still come from the operator); otherwise the operator's own credentials apply.
+        """
+        identity, exchanger = context.identity, self.runtime.exchanger
+        if identity is not None and identity.token and exchanger is not None and self._caller_alternative:
+            caller, others = self._caller_alternative
+            scopes = tuple(scope for use in caller for scope in use.scopes)
+            token = await exchanger.token_for(identity.subject, identity.token, scopes)
+            base = await self.runtime.credentials.for_operation((others,)) if others else CredentialParts()
+            parts = dataclasses.replace(
+                base,
+                headers=(*base.headers, ("Authorization", f"Bearer {token}")),
+                schemes=(*base.schemes, *(use.scheme for use in caller)),
+            )
+            return prepared.with_credentials(parts), parts
         parts = await self.runtime.credentials.for_operation(self.entry.binding.security)
         return prepared.with_credentials(parts), parts
 
@@ -196,19 +249,52 @@ class OperationCall:
     async def respond(
         self, arguments: Mapping[str, Any] | None, context: CallContext, *, validated: bool = False
     ) -> UpstreamResponse:
-        """Steps 1-5; the success answer as the upstream layer holds it."""
+        """Steps 1-5; the success answer as the upstream layer holds it. One audit line per call."""
         redact = self.runtime.credentials.redact
+        started = time.monotonic()
+        status = "error"
         try:
             args = dict(arguments or {}) if validated else self.validate(arguments)
-            prepared, parts = await self.authorize(self.prepare(args), context)
-            response = await self.send(prepared, context)
+            async with self._caller_slot(context):
+                prepared, parts = await self.authorize(self.prepare(args), context)
+                response = await self.send(prepared, context)
+            status = str(response.status)
             await self.check_contract(response)
             self.check_status(response, parts)
             return response
         except UpstreamStatusError as exc:
             raise ApiError(redact(str(exc)), status=exc.status) from None
         except ToolError as exc:
+            status = type(exc).__name__
             raise type(exc)(redact(str(exc))) from None
+        except BaseException:
+            status = "cancelled"
+            raise
+        finally:
+            self._audit(context, status, time.monotonic() - started)
+
+    def _caller_slot(self, context: CallContext) -> AbstractAsyncContextManager[None]:
+        limits = self.runtime.caller_limits
+        identity = context.identity
+        if limits is None or identity is None:
+            return nullcontext()
+        return limits.slot(identity.subject or identity.client_id or "unknown")
+
+    def _audit(self, context: CallContext, status: str, seconds: float) -> None:
+        # Names, ids and the status only: never argument values, never tokens.
+        identity = context.identity
+        level = logging.INFO if identity is not None else logging.DEBUG
+        if audit.isEnabledFor(level):
+            audit.log(
+                level,
+                "call subject=%s client=%s tool=%s operation=%s status=%s ms=%.1f",
+                _field(identity.subject if identity else None),
+                _field(identity.client_id if identity else None),
+                _field(context.surface),
+                self.operation,
+                status,
+                seconds * 1000,
+            )
 
     async def __call__(
         self, arguments: Mapping[str, Any] | None, context: CallContext, *, validated: bool = False

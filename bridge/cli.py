@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from bridge.limits import DEFAULT_CALLS_PER_USER
 from bridge.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS
 from bridge.trim import DEFAULT_MAX_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_STRING, DEFAULT_OUTPUT_DEPTH
 from generator.options import DEFAULT_PROPERTY_DESCRIPTION_LIMIT, DEFAULT_TOOL_DESCRIPTION_LIMIT
@@ -326,6 +327,29 @@ class _Steps:
 @click.option("--auth-issuer-url", help="HTTP: authorization server named in the protected-resource metadata.")
 @click.option("--auth-required-scope", "auth_scopes", multiple=True, help="HTTP: a scope every token must carry.")
 @click.option(
+    "--token-exchange-url",
+    metavar="URL",
+    help="HTTP with --auth-*: call OAuth-protected operations as the caller, with a token exchanged here (RFC 8693).",
+)
+@click.option(
+    "--token-exchange-audience",
+    metavar="URI",
+    help="The audience/resource asked for in token exchange [default: the upstream base URL].",
+)
+@click.option(
+    "--max-calls-per-user",
+    type=click.IntRange(1),
+    default=DEFAULT_CALLS_PER_USER,
+    show_default=True,
+    help="HTTP with --auth-*: upstream calls one user may have in flight at once.",
+)
+@click.option(
+    "--max-user-calls-per-second",
+    type=click.FloatRange(0),
+    default=0.0,
+    help="HTTP with --auth-*: calls per second one user may make [default: off].",
+)
+@click.option(
     "--max-sessions",
     type=click.IntRange(1),
     default=DEFAULT_MAX_SESSIONS,
@@ -371,13 +395,17 @@ def serve(
     auth_client_secret_env: str | None,
     auth_issuer_url: str | None,
     auth_scopes: tuple[str, ...],
+    token_exchange_url: str | None,
+    token_exchange_audience: str | None,
+    max_calls_per_user: int,
+    max_user_calls_per_second: float,
     max_sessions: int,
     max_sessions_per_client: int,
 ) -> None:
     """Serve TARGET over MCP: a generated package folder, or a spec file (generated in memory)."""
     import os
 
-    from bridge.client_auth import AuthOptions, client_auth_from_options
+    from bridge.client_auth import AuthOptions, client_auth_from_options, exchange_from_options
 
     auth_options = AuthOptions(
         token_env=auth_token_env,
@@ -392,6 +420,9 @@ def serve(
     )
     try:
         auth = client_auth_from_options(auth_options, os.environ, transport=transport, host=host, port=port)
+        exchange = exchange_from_options(
+            token_exchange_url, token_exchange_audience, auth, auth_client_id_env, auth_client_secret_env, os.environ
+        )
     except ValueError as exc:
         _err(f"error: {exc}")  # one line: a server that would fail open never starts
         sys.exit(2)
@@ -427,6 +458,9 @@ def serve(
         auth=auth,
         max_sessions=max_sessions,
         max_sessions_per_client=max_sessions_per_client,
+        exchange=exchange,
+        max_calls_per_user=max_calls_per_user,
+        max_user_calls_per_second=max_user_calls_per_second,
         retries=retries,
         max_concurrent_calls=max_concurrent_calls,
         max_queue_wait=max_queue_wait,

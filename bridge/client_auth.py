@@ -368,3 +368,40 @@ def client_auth_from_options(
         required_scopes=options.required_scopes,
         scopes_supported=tuple(sorted(set(scopes_supported) | set(options.required_scopes))),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeOptions:
+    """``--token-exchange-*``: where to exchange, as which client (the audience defaults to the base URL)."""
+
+    token_url: str
+    client_id: str
+    client_secret: str = field(repr=False)
+    audience: str | None = None
+
+
+def exchange_from_options(
+    token_url: str | None,
+    audience: str | None,
+    auth: ClientAuth | None,
+    client_id_env: str | None,
+    client_secret_env: str | None,
+    environ: Mapping[str, str],
+) -> ExchangeOptions | None:
+    """Token-exchange settings, or None; ``ValueError`` (one line) when they cannot be used."""
+    if not token_url:
+        if audience:
+            raise ValueError("--token-exchange-audience needs --token-exchange-url")
+        return None
+    check_config_url(token_url, "--token-exchange-url")
+    if auth is None or not (auth.jwks_url or auth.introspection_url):
+        raise ValueError(
+            "--token-exchange-url exchanges each caller's token, so it needs client authentication with "
+            "issued tokens (--auth-jwks-url or --auth-introspection-url)"
+        )
+    client_id, client_secret = _read(environ, client_id_env), _read(environ, client_secret_env)
+    if not (client_id and client_secret):
+        raise ValueError(
+            "--token-exchange-url needs the bridge's own client: --auth-client-id-env and --auth-client-secret-env"
+        )
+    return ExchangeOptions(token_url, client_id, client_secret, audience)

@@ -53,6 +53,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal
 from urllib.parse import quote, quote_plus, urlencode
 
@@ -505,6 +506,15 @@ class Credentials:
     @property
     def has_secrets(self) -> bool:
         return self._redact_pattern is not None
+
+    @property
+    def schemes(self) -> Mapping[str, SecurityScheme]:
+        """The API's security schemes, by name."""
+        return MappingProxyType(self._schemes)
+
+    def remember_token(self, token: str) -> None:
+        """Redact ``token`` from now on (a token obtained at run time, e.g. by token exchange)."""
+        self._add_secret(token)
 
 
 def _basic(user: str, password: str) -> str:

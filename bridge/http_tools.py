@@ -21,12 +21,14 @@ import httpx
 import mcp_types
 
 from bridge.binding import OPERATION_META_KEY, Catalogue, ToolAnnotationsSpec, ToolEntry
-from bridge.calls import CallContext, OperationCall
+from bridge.calls import CallContext, OperationCall, current_identity
 from bridge.contract import ResponseContract
 from bridge.credentials import Credentials
 from bridge.errors import ToolError
+from bridge.limits import CallerLimits
 from bridge.request import resolve_base_url
 from bridge.scopes import requirement
+from bridge.token_exchange import TokenExchanger
 from bridge.tools import Tool, ToolContext
 from bridge.trim import TrimSettings, split_fields
 from bridge.upstream import USER_AGENT, HttpSettings, Upstream
@@ -50,6 +52,11 @@ class HttpRuntime:
     trim: TrimSettings | None = field(default_factory=TrimSettings)
     # --validate-responses: checks each upstream answer against the spec and logs mismatches.
     contract: ResponseContract | None = None
+    # Per-user upstream tokens (RFC 8693) and per-user limits, for servers with client authentication.
+    exchanger: TokenExchanger | None = None
+    caller_limits: CallerLimits | None = None
+    # Calls carry the caller's identity (HTTP with client authentication); off: no lookup per call.
+    identities: bool = False
 
     @classmethod
     def create(
@@ -123,7 +130,8 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
             args = dict(args)
             fields = split_fields(args.pop(fields_arg))  # never sent upstream
         # The server validated the arguments against this tool's schema before run.
-        response = await call.respond(args, CallContext.from_tool(ctx), validated=True)
+        context = CallContext.from_tool(ctx, identity=current_identity() if runtime.identities else None)
+        response = await call.respond(args, context, validated=True)
         try:
             return call.to_result(response, fields=fields)
         except ToolError as exc:

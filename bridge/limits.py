@@ -23,6 +23,8 @@ import anyio
 
 from bridge.errors import RateLimitExceeded, TooManyConcurrentCalls
 
+DEFAULT_CALLS_PER_USER = 8
+
 __all__ = ["ConcurrencyLimit", "RateLimit"]
 
 
@@ -133,6 +135,15 @@ class RateLimit:
     def enabled(self) -> bool:
         return self.rate > 0
 
+    def prune(self, max_keys: int) -> None:
+        """Forget buckets that are full again (they hold no state) once there are over ``max_keys``."""
+        if len(self._buckets) <= max_keys:
+            return
+        now = self._clock()
+        for key, bucket in list(self._buckets.items()):
+            if bucket.tokens + (now - bucket.updated) * self.rate >= self.burst:
+                del self._buckets[key]
+
     def take(self, key: str) -> None:
         """Spend one token of ``key``'s bucket.
 
@@ -156,3 +167,53 @@ class RateLimit:
             f"was sent; retry in {max(wait, 0.01):.2f} s.",
             retry_after=wait,
         )
+
+
+class CallerLimits:
+    """Per-caller limits beside the per-API ones: concurrent calls and calls per second by subject.
+
+    One user cannot take every upstream slot or the whole rate of an API that many people share.
+    State is kept only for callers with a call in flight or a bucket not yet full again, and for
+    at most ``max_callers`` of them, so memory does not grow with the number of users.
+    """
+
+    def __init__(
+        self,
+        max_concurrent: int,
+        rate: float = 0.0,
+        *,
+        max_callers: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if max_concurrent < 1:
+            raise ValueError("the per-user concurrency limit must be at least 1.")
+        self.max_concurrent = max_concurrent
+        self.max_callers = max_callers
+        self._in_flight: dict[str, int] = {}
+        self._rate = RateLimit(rate, clock=clock)
+
+    def in_flight(self, caller: str) -> int:
+        return self._in_flight.get(caller, 0)
+
+    @asynccontextmanager
+    async def slot(self, caller: str) -> AsyncIterator[None]:
+        """Hold one of ``caller``'s slots; refuse at once (nothing sent) when they are all taken."""
+        held = self._in_flight.get(caller, 0)
+        if held >= self.max_concurrent:
+            raise TooManyConcurrentCalls(
+                f"You already have {held} calls in flight, the most one user may have at once; "
+                "wait for them to finish, then retry."
+            )
+        if held == 0 and len(self._in_flight) >= self.max_callers:
+            raise TooManyConcurrentCalls("Too many users are calling at once; retry in a moment.")
+        self._rate.take(f"user {caller}")
+        self._rate.prune(self.max_callers)
+        self._in_flight[caller] = held + 1
+        try:
+            yield
+        finally:
+            left = self._in_flight[caller] - 1
+            if left:
+                self._in_flight[caller] = left
+            else:
+                del self._in_flight[caller]

@@ -11,20 +11,25 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import anyio
+import httpx
 from mcp.server.lowlevel import Server
 
 from bridge.binding import Catalogue, ServeMode
-from bridge.client_auth import ClientAuth
+from bridge.client_auth import ClientAuth, ExchangeOptions
 from bridge.contract import ResponseContract
+from bridge.discovery import CALL as DISCOVERY_CALL
 from bridge.discovery import discovery_instructions, discovery_registry
 from bridge.errors import BridgeError
 from bridge.http_tools import HttpRuntime, HttpSettings, tools_from_catalogue
+from bridge.limits import DEFAULT_CALLS_PER_USER, CallerLimits
 from bridge.package import apply_hooks, load_catalogue
+from bridge.scopes import call_requirement as scopes_call_requirement
 from bridge.server import build_server
 from bridge.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS
 from bridge.startup import base_url_source, startup_lines
+from bridge.token_exchange import ExchangeSettings, TokenExchanger
 from bridge.tools import ToolRegistry
-from bridge.transports import http_app, run_http, run_stdio
+from bridge.transports import ASGIApp, http_app, run_http, run_stdio
 from bridge.trim import FIELDS_INSTRUCTIONS, TrimSettings
 from bridge.trim import INSTRUCTIONS as TRIM_INSTRUCTIONS
 from bridge.tuning import long_lived_objects
@@ -51,6 +56,9 @@ class ServeOptions:
     auth: ClientAuth | None = None  # HTTP: bearer authentication of MCP clients
     max_sessions: int = DEFAULT_MAX_SESSIONS  # HTTP, stateful: open sessions at most
     max_sessions_per_client: int = DEFAULT_MAX_PER_CLIENT
+    exchange: ExchangeOptions | None = None  # HTTP with auth: per-user upstream tokens (RFC 8693)
+    max_calls_per_user: int = DEFAULT_CALLS_PER_USER
+    max_user_calls_per_second: float = 0.0
     retries: int = 0
     max_concurrent_calls: int | None = None
     max_queue_wait: float | None = None
@@ -97,11 +105,12 @@ def build_runtime(
     settings: HttpSettings | None = None,
     transport: object = None,
     contract: ResponseContract | None = None,
+    exchange_transport: httpx.AsyncBaseTransport | None = None,
 ) -> HttpRuntime:
     environ = os.environ if environ is None else environ
     env_base, env_vars = env_settings(catalogue, environ)
     settings = _with_options(settings or HttpSettings(), options)
-    return HttpRuntime.create(
+    runtime = HttpRuntime.create(
         catalogue,
         base_url=options.base_url or env_base,
         server_variables={**env_vars, **options.server_variables},
@@ -112,6 +121,23 @@ def build_runtime(
         trim=options.trim,
         contract=contract,
     )
+    if options.auth is None:
+        return runtime
+    exchanger = None
+    if options.exchange is not None:
+        exchange = options.exchange
+        exchanger = TokenExchanger(
+            ExchangeSettings(
+                token_url=exchange.token_url,
+                client_id=exchange.client_id,
+                client_secret=exchange.client_secret,
+                audience=exchange.audience or str(runtime.base_url),
+                transport=exchange_transport,
+            ),
+            remember=runtime.credentials.remember_token,
+        )
+    limits = CallerLimits(options.max_calls_per_user, options.max_user_calls_per_second)
+    return dataclasses.replace(runtime, identities=True, exchanger=exchanger, caller_limits=limits)
 
 
 def _with_options(settings: HttpSettings, options: ServeOptions) -> HttpSettings:
@@ -186,6 +212,28 @@ def report_startup(
             logger.info("%s", line)
 
 
+def build_http_app(server: Server, registry: ToolRegistry, options: ServeOptions) -> ASGIApp:
+    """The HTTP app; with authentication, the tools' scopes are advertised and enforced per call."""
+    auth = options.auth
+    call_requirement = None
+    if auth is not None:
+        scopes_by_tool = {tool.name: tool.scopes for tool in registry}
+        every_scope = {scope for need in scopes_by_tool.values() for alternative in need for scope in alternative}
+        auth = dataclasses.replace(auth, scopes_supported=tuple(sorted(every_scope | set(auth.scopes_supported))))
+        call_requirement = scopes_call_requirement(scopes_by_tool, {DISCOVERY_CALL: "name"})
+    return http_app(
+        server,
+        host=options.host,
+        stateless=options.stateless,
+        allowed_hosts=options.allowed_hosts,
+        allowed_origins=options.allowed_origins,
+        auth=auth,
+        max_sessions=options.max_sessions,
+        max_sessions_per_client=options.max_sessions_per_client,
+        call_requirement=call_requirement,
+    )
+
+
 def serve_target(target: str, options: ServeOptions) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -210,17 +258,7 @@ def serve_target(target: str, options: ServeOptions) -> int:
         raise
     report_startup(catalogue, runtime, options, os.environ)
     if options.transport == "http":
-        app = http_app(
-            server,
-            host=options.host,
-            stateless=options.stateless,
-            allowed_hosts=options.allowed_hosts,
-            allowed_origins=options.allowed_origins,
-            auth=options.auth,
-            max_sessions=options.max_sessions,
-            max_sessions_per_client=options.max_sessions_per_client,
-        )
-        run_http(app, host=options.host, port=options.port)
+        run_http(build_http_app(server, registry, options), host=options.host, port=options.port)
     else:
         anyio.run(run_stdio, server)
     return 0

@@ -25,6 +25,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 ISSUER = "https://as.test"
 JWKS_URL = f"{ISSUER}/jwks"
 INTROSPECTION_URL = f"{ISSUER}/introspect"
+TOKEN_URL = f"{ISSUER}/token"
+EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
 BRIDGE_CLIENT = ("bridge", "bridge-secret-0123456789")
 
 Scope = MutableMapping[str, Any]
@@ -82,6 +84,8 @@ class FakeAuthorizationServer:
     jwks_fetches: int = 0
     introspections: int = 0
     opaque: dict[str, dict[str, Any]] = field(default_factory=dict)
+    exchanges: list[dict[str, str]] = field(default_factory=list)
+    exchange_status: int = 200  # set to 400 to refuse every exchange
 
     def key(self, alg: str) -> Key:
         return next(k for k in self.keys if k.alg == alg)
@@ -107,6 +111,34 @@ class FakeAuthorizationServer:
             **claims,
         }
         return value
+
+    def _exchange(self, headers: dict[bytes, bytes], form: dict[str, str]) -> tuple[int, dict[str, Any]]:
+        expected = "Basic " + base64.b64encode(":".join(BRIDGE_CLIENT).encode()).decode()
+        if headers.get(b"authorization", b"").decode() != expected:
+            return 401, {"error": "invalid_client"}
+        if form.get("grant_type") != EXCHANGE_GRANT or self.exchange_status != 200:
+            return self.exchange_status if self.exchange_status != 200 else 400, {"error": "invalid_grant"}
+        self.exchanges.append(form)
+        try:
+            claims = self.verify(form.get("subject_token", ""), self.audience)
+        except jwt.PyJWTError:
+            return 400, {"error": "invalid_grant", "error_description": "bad subject token"}
+        audience = form.get("audience", "")
+        token = self.token(
+            aud=audience, sub=claims["sub"], scope=form.get("scope"), client_id="bridge", act={"sub": "bridge"}
+        )
+        return 200, {
+            "access_token": token,
+            "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+            "token_type": "Bearer",
+            "expires_in": 300,
+        }
+
+    def verify(self, token: str, audience: str) -> dict[str, Any]:
+        """Claims of a token this server signed for ``audience`` (raises ``jwt.PyJWTError`` otherwise)."""
+        kid = jwt.get_unverified_header(token).get("kid")
+        key = next(k for k in self.keys if k.kid == kid)
+        return jwt.decode(token, key.private.public_key(), algorithms=[key.alg], audience=audience, issuer=ISSUER)
 
     def revoke(self, token: str) -> None:
         self.opaque[token]["active"] = False
@@ -137,6 +169,10 @@ class FakeAuthorizationServer:
             else:
                 token = parse_qs(body.decode()).get("token", [""])[0]
                 status, answer = 200, self.opaque.get(token, {"active": False})
+        elif scope["path"] == "/token" and scope["method"] == "POST":
+            status, answer = self._exchange(
+                dict(scope["headers"]), {k: v[0] for k, v in parse_qs(body.decode()).items()}
+            )
         payload = json.dumps(answer).encode()
         await send(
             {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]}

@@ -1,0 +1,151 @@
+"""Per-user upstream tokens by OAuth 2.0 Token Exchange (RFC 8693), never passthrough.
+
+The MCP authorization spec forbids sending the client's token to the upstream API. Instead the
+bridge, authenticated as its own confidential client, exchanges the caller's access token (the
+subject token) at the configured token endpoint for a token whose audience is the upstream API
+and whose scopes are the operation's. The caller's token goes nowhere else.
+
+Exchanged tokens are kept per (subject, audience, scopes) until shortly before they expire, for
+at most :data:`MAX_CACHED` keys; one exchange is in flight per key, so a burst of calls by one
+user costs one request to the authorization server. A failed exchange is a
+:class:`~bridge.errors.CredentialsError` that says what failed, never showing a token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import anyio
+import httpx
+
+from bridge.errors import CredentialsError
+from bridge.outbound import Endpoint, OutboundError
+
+logger = logging.getLogger("bridge")
+
+GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
+EXPIRY_MARGIN = 30.0  # an exchanged token is renewed this long before it expires
+DEFAULT_LIFETIME = 60.0  # kept this long when the answer gives no expires_in
+MAX_CACHED = 10_000
+MAX_TOKEN_LENGTH = 16_384
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeSettings:
+    """Where and as whom to exchange; ``audience`` is the upstream API (sent as audience and resource)."""
+
+    token_url: str
+    client_id: str
+    client_secret: str = field(repr=False)
+    audience: str
+    transport: httpx.AsyncBaseTransport | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(slots=True)
+class _Cached:
+    token: str
+    until: float  # monotonic
+
+
+class TokenExchanger:
+    def __init__(
+        self,
+        settings: ExchangeSettings,
+        *,
+        remember: Callable[[str], None] = lambda token: None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self._endpoint = Endpoint.configured(
+            settings.token_url, "the token-exchange endpoint", transport=settings.transport
+        )
+        self._remember = remember  # redaction learns every exchanged token
+        self._clock = clock
+        self._cache: OrderedDict[tuple[str, str, tuple[str, ...]], _Cached] = OrderedDict()
+        self._inflight: dict[tuple[str, str, tuple[str, ...]], anyio.Lock] = {}
+        self.exchanges = 0
+        self.hits = 0
+
+    @staticmethod
+    def _subject_key(subject: str | None, subject_token: str) -> str:
+        # Without a subject claim, the token itself (as a digest) is the only safe key.
+        return subject or "token:" + hashlib.sha256(subject_token.encode()).hexdigest()
+
+    async def token_for(self, subject: str | None, subject_token: str, scopes: tuple[str, ...]) -> str:
+        key = (self._subject_key(subject, subject_token), self.settings.audience, tuple(sorted(set(scopes))))
+        cached = self._fresh(key)
+        if cached is not None:
+            self.hits += 1
+            return cached
+        lock = self._inflight.setdefault(key, anyio.Lock())
+        try:
+            async with lock:
+                cached = self._fresh(key)  # the exchange this call waited for may have made it
+                if cached is not None:
+                    self.hits += 1
+                    return cached
+                token, lifetime = await self._exchange(subject_token, key[2])
+                self._cache[key] = _Cached(token, self._clock() + max(lifetime - EXPIRY_MARGIN, 1.0))
+                self._cache.move_to_end(key)
+                while len(self._cache) > MAX_CACHED:
+                    self._cache.popitem(last=False)
+                return token
+        finally:
+            if not lock.locked():
+                self._inflight.pop(key, None)
+
+    def _fresh(self, key: tuple[str, str, tuple[str, ...]]) -> str | None:
+        entry = self._cache.get(key)
+        if entry is None:
+            return None
+        if entry.until <= self._clock():
+            del self._cache[key]
+            return None
+        self._cache.move_to_end(key)
+        return entry.token
+
+    async def _exchange(self, subject_token: str, scopes: tuple[str, ...]) -> tuple[str, float]:
+        self.exchanges += 1
+        form = {
+            "grant_type": GRANT_TYPE,
+            "subject_token": subject_token,
+            "subject_token_type": ACCESS_TOKEN_TYPE,
+            "requested_token_type": ACCESS_TOKEN_TYPE,
+            "audience": self.settings.audience,
+            "resource": self.settings.audience,
+        }
+        if scopes:
+            form["scope"] = " ".join(scopes)
+        try:
+            async with self._endpoint.client() as client:
+                data = await self._endpoint.json(
+                    client, form=form, auth=(self.settings.client_id, self.settings.client_secret)
+                )
+        except OutboundError as exc:
+            raise CredentialsError(
+                f"Exchanging the caller's token for an upstream token failed: {exc}. The call was not sent; "
+                "the user may need to sign in again."
+            ) from None
+        token = data.get("access_token")
+        token_type = str(data.get("token_type", "Bearer")).lower()
+        if (
+            not isinstance(token, str)
+            or not token
+            or len(token) > MAX_TOKEN_LENGTH
+            or token_type not in ("bearer", "n_a")
+        ):
+            raise CredentialsError("The token-exchange endpoint answered without a usable bearer token.")
+        self._remember(token)
+        lifetime = data.get("expires_in")
+        seconds = (
+            float(lifetime)
+            if isinstance(lifetime, int | float) and not isinstance(lifetime, bool)
+            else DEFAULT_LIFETIME
+        )
+        return token, seconds

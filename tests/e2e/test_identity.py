@@ -1,0 +1,264 @@
+"""Per-user identity end to end, in-process: scope-aware tools, step-up, and per-user upstream
+tokens by token exchange (never passthrough), with per-user limits and an audit line per call.
+
+The MCP side is the real bridge app (``http_app``) driven over streamable HTTP with the official
+client's wire format; the authorization server and the upstream are fakes at the transport
+(``tests/identity.py``, ``tests/bridge/fake_upstream.py``). The same flows against the real
+``oidc-provider`` are in ``tests/e2e/test_identity_oidc.py``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from bridge.client_auth import ClientAuth, ExchangeOptions
+from bridge.serve import ServeOptions, build_bridge_server, build_http_app, build_registry, build_runtime
+from tests.bridge.fake_upstream import FakeUpstream, Recorded, Reply, catalogue_from_spec, entry_from_spec
+from tests.identity import BRIDGE_CLIENT, ISSUER, JWKS_URL, TOKEN_URL, FakeAuthorizationServer
+
+pytestmark = pytest.mark.anyio
+
+BASE = "http://127.0.0.1:8000"
+RESOURCE = f"{BASE}/mcp"
+UPSTREAM = "http://upstream.test/v1"
+HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+OAUTH = {
+    "type": "oauth2",
+    "flows": {
+        "authorizationCode": {
+            "authorizationUrl": "https://as.test/auth",
+            "tokenUrl": TOKEN_URL,
+            "scopes": {"pets:read": "", "pets:write": ""},
+        }
+    },
+}
+SPEC: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "Pets", "version": "1"},
+    "servers": [{"url": UPSTREAM}],
+    "components": {"securitySchemes": {"oauth": OAUTH, "key": {"type": "apiKey", "in": "header", "name": "X-Key"}}},
+    "paths": {
+        "/pets": {
+            "get": {
+                "operationId": "list_pets",
+                "security": [{"oauth": ["pets:read"]}],
+                "responses": {"200": {"description": "ok"}},
+            },
+            "post": {
+                "operationId": "create_pet",
+                "security": [{"oauth": ["pets:write"]}],
+                "responses": {"201": {"description": "ok"}},
+            },
+        },
+        "/status": {
+            "get": {"operationId": "status", "security": [{"key": []}], "responses": {"200": {"description": "ok"}}}
+        },
+    },
+}
+
+
+def catalogue() -> Any:
+    entries = tuple(entry_from_spec(SPEC, m, p) for p, m in (("/pets", "GET"), ("/pets", "POST"), ("/status", "GET")))
+    return catalogue_from_spec(SPEC, entries, prefix="PETS")
+
+
+class Bridge:
+    def __init__(self, client: httpx.AsyncClient, upstream: FakeUpstream, auth_server: FakeAuthorizationServer) -> None:
+        self.client, self.upstream, self.auth_server = client, upstream, auth_server
+        self._ids = iter(range(2, 10_000))
+
+    async def session(self, token: str) -> dict[str, str]:
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        headers = {**HEADERS, "Authorization": f"Bearer {token}"}
+        opened = await self.client.post("/mcp", json=init, headers=headers)
+        assert opened.status_code == 200, opened.text
+        headers = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+        await self.client.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+        return headers
+
+    async def rpc(self, headers: dict[str, str], method: str, params: dict[str, Any]) -> httpx.Response:
+        return await self.client.post(
+            "/mcp", json={"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}, headers=headers
+        )
+
+    @staticmethod
+    def result(response: httpx.Response) -> dict[str, Any]:
+        import json
+
+        line = next(line for line in response.text.splitlines() if line.startswith("data: "))
+        return json.loads(line[6:])["result"]
+
+
+@asynccontextmanager
+async def bridge(**serve: Any) -> AsyncIterator[Bridge]:
+    auth_server = FakeAuthorizationServer(audience=RESOURCE)
+    upstream = FakeUpstream(SPEC)
+
+    def answer(recorded: Recorded) -> Reply:
+        return Reply(200, b'{"ok": true}', "application/json")
+
+    upstream.handler(answer)
+    auth = ClientAuth(resource_url=RESOURCE, issuer=ISSUER, jwks_url=JWKS_URL, transport=auth_server.transport())
+    options = ServeOptions(
+        transport="http",
+        auth=auth,
+        exchange=ExchangeOptions(TOKEN_URL, *BRIDGE_CLIENT, audience=UPSTREAM),
+        **serve,
+    )
+    cat = catalogue()
+    runtime = build_runtime(
+        cat,
+        options,
+        environ={"PETS_KEY_VALUE": "operator-key-0123456789"},
+        transport=upstream.transport(),
+        exchange_transport=auth_server.transport(),
+    )
+    registry = build_registry(cat, runtime, None)
+    server = build_bridge_server(cat, registry, mode=options.mode)
+    app = build_http_app(server, registry, options)
+    with anyio.fail_after(20):
+        async with server.session_manager.run(), runtime:
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as client:
+                yield Bridge(client, upstream, auth_server)
+
+
+async def test_each_user_sees_only_the_tools_their_scopes_allow() -> None:
+    async with bridge() as b:
+        reader = await b.session(b.auth_server.token(sub="ann", scope="pets:read"))
+        writer = await b.session(b.auth_server.token(sub="bob", scope="pets:read pets:write"))
+        seen_reader = [t["name"] for t in b.result(await b.rpc(reader, "tools/list", {}))["tools"]]
+        seen_writer = [t["name"] for t in b.result(await b.rpc(writer, "tools/list", {}))["tools"]]
+    assert seen_reader == ["list_pets", "status"]
+    assert seen_writer == ["list_pets", "create_pet", "status"]
+
+
+async def test_a_call_beyond_the_tokens_scopes_gets_the_step_up_challenge_and_sends_nothing() -> None:
+    async with bridge() as b:
+        reader = await b.session(b.auth_server.token(sub="ann", scope="pets:read"))
+        refused = await b.rpc(reader, "tools/call", {"name": "create_pet", "arguments": {}})
+        metadata = await b.client.get("/.well-known/oauth-protected-resource/mcp")
+    assert refused.status_code == 403
+    challenge = refused.headers["www-authenticate"]
+    assert 'error="insufficient_scope"' in challenge and 'scope="pets:write"' in challenge
+    assert 'resource_metadata="http://127.0.0.1:8000/.well-known/oauth-protected-resource/mcp"' in challenge
+    assert b.upstream.requests == []
+    assert metadata.json()["scopes_supported"] == ["pets:read", "pets:write"]
+
+
+async def test_discovery_mode_applies_the_same_filter() -> None:
+    async with bridge(mode="discovery") as b:
+        reader = await b.session(b.auth_server.token(sub="ann", scope="pets:read"))
+        found = b.result(
+            await b.rpc(reader, "tools/call", {"name": "search_operations", "arguments": {"query": "pet"}})
+        )
+        refused = await b.rpc(
+            reader, "tools/call", {"name": "call_operation", "arguments": {"name": "create_pet", "arguments": {}}}
+        )
+    names = [op["name"] for op in found["structuredContent"]["operations"]]
+    assert "create_pet" not in names and "list_pets" in names
+    assert refused.status_code == 403
+
+
+async def test_two_users_at_once_each_reach_the_upstream_with_their_own_exchanged_token() -> None:
+    async with bridge() as b:
+        tokens = {user: b.auth_server.token(sub=user, scope="pets:read") for user in ("ann", "bob")}
+        sessions = {user: await b.session(token) for user, token in tokens.items()}
+        results: dict[str, Any] = {}
+
+        async def call(user: str) -> None:
+            results[user] = b.result(await b.rpc(sessions[user], "tools/call", {"name": "list_pets", "arguments": {}}))
+
+        async with anyio.create_task_group() as tg:
+            for user in sessions:
+                tg.start_soon(call, user)
+    assert all(not r.get("isError") for r in results.values())
+    seen = []
+    for recorded in b.upstream.requests:
+        sent = dict((k.lower(), v) for k, v in recorded.headers)["authorization"].removeprefix("Bearer ")
+        assert sent not in tokens.values()  # never the MCP token
+        claims = b.auth_server.verify(sent, UPSTREAM)  # exchanged for the upstream's audience
+        assert claims["scope"] == "pets:read"
+        seen.append(claims["sub"])
+    assert sorted(seen) == ["ann", "bob"]
+
+
+async def test_exchanged_tokens_are_cached_per_user_and_operations_without_oauth_use_the_operators_key() -> None:
+    async with bridge() as b:
+        ann = await b.session(b.auth_server.token(sub="ann", scope="pets:read"))
+        for _ in range(20):
+            assert not b.result(await b.rpc(ann, "tools/call", {"name": "list_pets", "arguments": {}})).get("isError")
+        status = b.result(await b.rpc(ann, "tools/call", {"name": "status", "arguments": {}}))
+    assert len(b.auth_server.exchanges) == 1  # 20 calls, one exchange
+    assert not status.get("isError")
+    status_request = b.upstream.requests[-1]
+    assert ("x-key", "operator-key-0123456789") in [(k.lower(), v) for k, v in status_request.headers]
+    assert "authorization" not in {k.lower() for k, _ in status_request.headers}
+
+
+async def test_a_failed_exchange_is_a_tool_error_that_shows_no_token(caplog: pytest.LogCaptureFixture) -> None:
+    async with bridge() as b:
+        b.auth_server.exchange_status = 400
+        token = b.auth_server.token(sub="ann", scope="pets:read")
+        ann = await b.session(token)
+        result = b.result(await b.rpc(ann, "tools/call", {"name": "list_pets", "arguments": {}}))
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert "token-exchange endpoint answered HTTP 400" in text
+    assert token not in text and token not in caplog.text
+    assert b.upstream.requests == []
+
+
+async def test_every_call_leaves_one_audit_line_without_tokens_or_arguments(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="bridge.audit")
+    async with bridge() as b:
+        token = b.auth_server.token(sub="ann", client_id="cli-7", scope="pets:read")
+        ann = await b.session(token)
+        await b.rpc(ann, "tools/call", {"name": "list_pets", "arguments": {}})
+    lines = [r.getMessage() for r in caplog.records if r.name == "bridge.audit"]
+    assert len(lines) == 1
+    assert lines[0].startswith("call subject=ann client=cli-7 tool=list_pets operation=GET /pets status=200 ms=")
+    assert token not in caplog.text
+
+
+async def test_one_user_cannot_hold_more_than_their_share_of_upstream_calls() -> None:
+    async with bridge(max_calls_per_user=2) as b:
+        release = anyio.Event()
+
+        async def slow(recorded: Recorded) -> Reply:
+            await release.wait()
+            return Reply(200, b"{}", "application/json")
+
+        b.upstream.handler(slow)
+        ann = await b.session(b.auth_server.token(sub="ann", scope="pets:read"))
+        bob = await b.session(b.auth_server.token(sub="bob", scope="pets:read"))
+        results: list[Any] = []
+
+        async def call(headers: dict[str, str]) -> None:
+            results.append(b.result(await b.rpc(headers, "tools/call", {"name": "list_pets", "arguments": {}})))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(2):
+                tg.start_soon(call, ann)
+            await anyio.wait_all_tasks_blocked()
+            third = b.result(await b.rpc(ann, "tools/call", {"name": "list_pets", "arguments": {}}))
+            tg.start_soon(call, bob)
+            await anyio.wait_all_tasks_blocked()
+            release.set()
+    assert third["isError"] is True and "calls in flight" in third["content"][0]["text"]
+    assert [r.get("isError") for r in results] == [False, False, False]  # bob was not held back by ann
