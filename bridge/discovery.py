@@ -27,7 +27,7 @@ import mcp_types
 from bridge.binding import OPERATION_META_KEY, Catalogue
 from bridge.content import to_call_result
 from bridge.errors import ToolError
-from bridge.tools import Tool, ToolContext, ToolRegistry
+from bridge.tools import Tool, ToolContext, ToolRegistry, run_tool
 from bridge.validation import ArgumentValidator
 
 __all__ = [
@@ -223,7 +223,7 @@ class Discovery:
             cancelled=ctx.cancelled,
             _report_progress=ctx._report_progress,
         )
-        value = await tool.run(args, inner)
+        value = await run_tool(tool, args, inner)  # a hand-written tool's error stays its own
         result = to_call_result(
             value, output_schema=tool.output_schema, tool_name=tool.name, structured_verified=tool.checks_own_output
         )
@@ -281,6 +281,7 @@ def discovery_registry(registry: ToolRegistry, catalogue: Catalogue | None = Non
         [
             Tool(
                 name=SEARCH,
+                internal=True,
                 run=search,
                 title="Search operations",
                 description=(
@@ -302,6 +303,7 @@ def discovery_registry(registry: ToolRegistry, catalogue: Catalogue | None = Non
             ),
             Tool(
                 name=DESCRIBE,
+                internal=True,
                 run=describe,
                 title="Describe an operation",
                 description=(
@@ -318,6 +320,7 @@ def discovery_registry(registry: ToolRegistry, catalogue: Catalogue | None = Non
             ),
             Tool(
                 name=CALL,
+                internal=True,
                 run=call,
                 title="Call an operation",
                 description=(

@@ -160,7 +160,7 @@ async def bridge_client(
     )
     try:
         registry = build_registry(catalogue, runtime, None)
-        server = build_bridge_server(catalogue, registry)
+        server = build_bridge_server(catalogue, registry, redact=runtime.credentials.redact)
         options: dict[str, Any] = {}
         if logging_callback is not None:
             options["logging_callback"] = logging_callback
