@@ -31,6 +31,8 @@ MAX_URL_BYTES = 65_536
 
 _WHERE = {"path": "a path segment", "query": "a query value", "header": "a header value", "cookie": "a cookie value"}
 _MAX_DEPTH = 64
+_LEAVES = frozenset({str, int, bool, type(None)})
+_INFINITIES = (math.inf, -math.inf)
 
 
 def check_sendable(params: Iterable[ParamBinding], args: Mapping[str, Any]) -> None:
@@ -40,7 +42,7 @@ def check_sendable(params: Iterable[ParamBinding], args: Mapping[str, Any]) -> N
         InvalidArgumentsError: naming the argument (and the field path or the limit).
     """
     for name, value in args.items():
-        where = _non_finite(value, name, 0)
+        where = _non_finite(value, name, 0) if _has_non_finite(value) else None
         if where is not None:
             raise InvalidArgumentsError(
                 f'Argument "{where}" is NaN or infinite, which JSON cannot carry and the API cannot be sent; '
@@ -76,12 +78,37 @@ def check_url_length(netloc: bytes, path: str, query: Iterable[tuple[str, str]],
         )
 
 
+def _has_non_finite(value: Any) -> bool:
+    """Whether ``value`` holds a NaN or infinity: the fast walk every call makes (no paths built)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)  # JSON's own types first: exact type checks are the cheap ones
+        if kind is float:
+            if item != item or item in _INFINITIES:
+                return True
+        elif kind is dict:
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+        elif kind in _LEAVES:
+            continue
+        elif isinstance(item, float):  # float and its subclasses
+            if not math.isfinite(item):
+                return True
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
+
+
 def _non_finite(value: Any, path: str, depth: int) -> str | None:
     """The dotted path of the first NaN or infinity inside ``value``, or None."""
     if isinstance(value, float):
         return None if math.isfinite(value) else path
     if depth > _MAX_DEPTH:
-        return None  # deeper than validation lets through; json.dumps still refuses non-finite numbers
+        return path if _has_non_finite(value) else None  # absurdly deep: name the branch, not the leaf
     if isinstance(value, Mapping):
         for key, item in value.items():
             found = _non_finite(item, f"{path}.{key}", depth + 1)
