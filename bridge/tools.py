@@ -103,7 +103,9 @@ async def run_tool(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> Any:
         leaf = single_leaf(exc)
         if isinstance(leaf, ToolError | MCPError):
             raise
-        logger.debug('Tool "%s" raised %s; sent to the model as a tool error', tool.name, type(leaf).__name__)
+        logger.debug(
+            'Tool "%s" raised %s; sent to the model as a tool error', tool.name, type(leaf).__name__, exc_info=True
+        )
         raise ToolError(str(leaf) or f'Tool "{tool.name}" failed.') from exc
 
 
