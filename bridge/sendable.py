@@ -9,8 +9,8 @@
 - **Oversized path, query, header and cookie values.** A 10 MB path value made a URL httpx
   refuses to parse, which the model saw as "would not match the operation's path". Each value
   is bounded by its location (:data:`LIMITS`, UTF-8 bytes before percent-encoding: 8 KiB is
-  what common servers accept in one request line or header), and the whole URL by
-  :data:`MAX_URL_BYTES` (httpx's own limit) after encoding.
+  what common servers accept in one request line or header; 16 KiB for a query value), and the
+  whole URL by :data:`MAX_URL_BYTES` (httpx's own limit) after encoding.
 """
 
 from __future__ import annotations
@@ -24,8 +24,11 @@ from bridge.errors import InvalidArgumentsError
 
 __all__ = ["LIMITS", "MAX_URL_BYTES", "check_sendable", "check_url_length"]
 
-LIMITS: Mapping[str, int] = {"path": 8 * 1024, "query": 32 * 1024, "header": 8 * 1024, "cookie": 8 * 1024}
-"""Largest value of one path, query, header or cookie parameter, in UTF-8 bytes before encoding."""
+LIMITS: Mapping[str, int] = {"path": 8 * 1024, "query": 16 * 1024, "header": 8 * 1024, "cookie": 8 * 1024}
+"""Largest value of one path, query, header or cookie parameter, in UTF-8 bytes before encoding.
+
+Percent-encoding at most triples a value, so one value under its limit always fits the URL
+limit; only several long values together can pass it."""
 MAX_URL_BYTES = 65_536
 """Longest request URL, encoded (httpx refuses to parse longer ones)."""
 

@@ -12,6 +12,7 @@ import json
 import math
 import tempfile
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import anyio
@@ -223,3 +224,57 @@ async def test_values_at_the_limit_are_sent() -> None:
     at_limit = {"id": "x" * LIMITS["path"], "X-T": "z" * 4096}
     results, sent = await call_each([at_limit], raw=False)
     assert sent == 1 and not results[0].is_error
+
+
+def _nested(depth: int, leaf: Any) -> Any:
+    value = leaf
+    for _ in range(depth):
+        value = {"a": [value]}
+    return value
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        _nested(200, NAN),  # deeper than any path worth printing: named down to the cut
+        MappingProxyType({"x": (1.0, INF)}),  # hand-built arguments (hooks) need not be dicts and lists
+        [_nested(3, 1.0), _nested(100, 2.0), {"k": -INF}],
+    ],
+)
+def test_non_finite_numbers_are_found_in_any_shape_and_depth(value: Any) -> None:
+    entry = values_catalogue().tools[0]
+    with pytest.raises(InvalidArgumentsError) as info:
+        build_request(entry.binding, {**BASE, "data": value}, base_url="https://api.example/v1")
+    assert '"data.' in str(info.value)
+
+
+def test_deep_finite_values_are_not_refused() -> None:
+    entry = values_catalogue().tools[0]
+    request = build_request(entry.binding, {**BASE, "data": _nested(200, 1.5)}, base_url="https://api.example/v1")
+    assert request.content is not None
+
+
+_SLOTS = {"id": "path", "q": "query", "X-T": "header", "pref": "cookie"}
+
+
+@settings(max_examples=120, deadline=None, derandomize=True)
+@given(
+    arg=st.sampled_from(sorted(_SLOTS)),
+    char=st.sampled_from(["x", "é", "€", "😀", "%", "/"]),
+    slack=st.integers(-8, 8),
+)
+def test_a_value_is_refused_exactly_when_its_bytes_pass_its_locations_limit(arg: str, char: str, slack: int) -> None:
+    """Also: one value under its limit always fits the URL, however its characters encode."""
+    if _SLOTS[arg] == "header":
+        char = "x" if not char.isascii() else char  # header values are visible ASCII anyway
+    limit = LIMITS[_SLOTS[arg]]
+    width = len(char.encode())
+    value = char * (limit // width + slack)
+    entry = values_catalogue().tools[0]
+    args = {**BASE, arg: value}
+    if len(value.encode()) > limit:
+        with pytest.raises(InvalidArgumentsError) as info:
+            build_request(entry.binding, args, base_url="https://api.example/v1")
+        assert f'"{arg}"' in str(info.value) and f"{limit:,}" in str(info.value)
+    else:
+        build_request(entry.binding, args, base_url="https://api.example/v1")
