@@ -284,6 +284,7 @@ def discovery_registry(registry: ToolRegistry, catalogue: Catalogue | None = Non
         [
             Tool(
                 name=SEARCH,
+                internal=True,
                 run=search,
                 title="Search operations",
                 description=(
@@ -305,6 +306,7 @@ def discovery_registry(registry: ToolRegistry, catalogue: Catalogue | None = Non
             ),
             Tool(
                 name=DESCRIBE,
+                internal=True,
                 run=describe,
                 title="Describe an operation",
                 description=(
@@ -321,6 +323,7 @@ def discovery_registry(registry: ToolRegistry, catalogue: Catalogue | None = Non
             ),
             Tool(
                 name=CALL,
+                internal=True,
                 run=call,
                 title="Call an operation",
                 description=(

@@ -148,6 +148,7 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
         meta={OPERATION_META_KEY: entry.operation},
         apply_defaults=False,
         checks_own_output=True,
+        internal=True,
     )
 
 

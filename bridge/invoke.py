@@ -13,7 +13,7 @@ from typing import Any
 import mcp_types
 
 from bridge.content import to_call_result
-from bridge.tools import Tool, ToolContext
+from bridge.tools import Tool, ToolContext, run_tool
 from bridge.validation import ArgumentValidator
 
 
@@ -21,7 +21,7 @@ async def invoke(
     tool: Tool, validator: ArgumentValidator, arguments: Mapping[str, Any] | None, ctx: ToolContext
 ) -> mcp_types.CallToolResult:
     args = validator.validate(tool.name, arguments, apply_defaults=tool.apply_defaults)
-    value = await tool.run(args, ctx)
+    value = await run_tool(tool, args, ctx)  # a hand-written tool's error message stays its own
     return to_call_result(
         value, output_schema=tool.output_schema, tool_name=tool.name, structured_verified=tool.checks_own_output
     )

@@ -35,6 +35,7 @@ import httpx
 from bridge.binding import BodyBinding, HttpBinding, ParamBinding, ServerSpec
 from bridge.credentials import CredentialParts
 from bridge.errors import BridgeError, InvalidArgumentsError, UnsafeRequestError
+from bridge.sendable import check_sendable, check_url_length
 from bridge.styles import (
     has_dot_component,
     is_dot_segment,
@@ -255,6 +256,7 @@ def build_request(
             raise InvalidArgumentsError(
                 f'Argument "{name}" contains invalid Unicode (a lone surrogate), which cannot be sent.'
             )
+    check_sendable(binding.params, args)  # NaN/Infinity anywhere; path/query/header values over their limit
     base = httpx.URL(base_url)
     method = binding.method.upper()
     op = operation or f"{method} {binding.path}"
@@ -296,6 +298,9 @@ def build_request(
     if cookies:
         headers.append(("Cookie", "; ".join(f"{n}={v}" for n, v in cookies)))
 
+    check_url_length(
+        base.netloc, path, query, (p.arg for p in binding.params if p.arg in args and p.location in ("path", "query"))
+    )
     url = _assemble(base, path, query, segments, op)
     request = PreparedRequest(
         method=method,

@@ -6,7 +6,7 @@ import dataclasses
 import logging
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -17,6 +17,7 @@ from mcp.server.lowlevel import Server
 from bridge.binding import Catalogue, ServeMode
 from bridge.client_auth import ClientAuth, ExchangeOptions
 from bridge.contract import ResponseContract
+from bridge.credentials import scrub
 from bridge.discovery import CALL as DISCOVERY_CALL
 from bridge.discovery import discovery_instructions, discovery_registry
 from bridge.errors import BridgeError
@@ -186,8 +187,18 @@ def server_instructions(catalogue: Catalogue, mode: ServeMode, tool_count: int) 
     return "\n".join(lines)
 
 
-def build_bridge_server(catalogue: Catalogue, registry: ToolRegistry, *, mode: ServeMode | None = None) -> Server:
-    """The MCP server for ``registry``: its tools, or (discovery mode) the three discovery tools."""
+def build_bridge_server(
+    catalogue: Catalogue,
+    registry: ToolRegistry,
+    *,
+    mode: ServeMode | None = None,
+    redact: Callable[[str], str] | None = None,
+) -> Server:
+    """The MCP server for ``registry``: its tools, or (discovery mode) the three discovery tools.
+
+    ``redact`` (the runtime's ``Credentials.redact``) scrubs tool error messages, hand-written
+    tools' included; without it only the structural credential spellings are scrubbed.
+    """
     from bridge.render_version import bridge_version
 
     mode = mode or catalogue.mode
@@ -197,6 +208,7 @@ def build_bridge_server(catalogue: Catalogue, registry: ToolRegistry, *, mode: S
         name=catalogue.name,
         version=bridge_version(),
         instructions=server_instructions(catalogue, mode, len(registry)),
+        redact=redact or scrub,
     )
 
 
@@ -244,7 +256,7 @@ def serve_target(target: str, options: ServeOptions) -> int:
                 catalogue = without_output_schemas(catalogue)
             runtime = build_runtime(catalogue, options, contract=response_contract(target, options))
             registry = build_registry(catalogue, runtime, package_dir)
-            server = build_bridge_server(catalogue, registry, mode=options.mode)
+            server = build_bridge_server(catalogue, registry, mode=options.mode, redact=runtime.credentials.redact)
     except BridgeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

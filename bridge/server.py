@@ -5,7 +5,9 @@
 - ``tools/call``: an unknown tool is a JSON-RPC error (-32602). Arguments are validated before
   ``run`` (failure: an ``isError`` result naming every bad field; ``run`` is not called), schema
   defaults are applied, and the return value is mapped by :func:`bridge.content.to_call_result`.
-  A ``ToolError`` becomes an ``isError`` result with its message; any other exception becomes an
+  A ``ToolError``, and any exception a hand-written tool's ``run`` raises (see
+  :func:`bridge.tools.run_tool`), becomes an ``isError`` result with its message, redacted. Any
+  other exception (a bug of the bridge's own tools or of the result mapping) becomes an
   ``isError`` result with a fixed message and is logged with its traceback, never sent. An
   ``MCPError`` raised by ``run`` is answered as a JSON-RPC error with its code. Cancellation is
   never caught: the tool's task is cancelled, ``ctx.cancelled`` is set, and the SDK sends no
@@ -15,7 +17,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any
 
@@ -28,10 +30,11 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from pydantic import ValidationError
 
 from bridge.content import error_result
+from bridge.credentials import scrub
 from bridge.errors import ToolError
 from bridge.invoke import invoke
 from bridge.scopes import allows, caller_scopes, missing
-from bridge.tools import Tool, ToolContext, ToolRegistry
+from bridge.tools import Tool, ToolContext, ToolRegistry, single_leaf
 from bridge.validation import ArgumentValidator
 
 __all__ = ["UNEXPECTED_ERROR_MESSAGE", "build_server", "wire_data", "wire_tool"]
@@ -39,7 +42,7 @@ __all__ = ["UNEXPECTED_ERROR_MESSAGE", "build_server", "wire_data", "wire_tool"]
 logger = logging.getLogger("bridge.server")
 
 UNEXPECTED_ERROR_MESSAGE = 'Tool "{name}" failed unexpectedly; the error was logged on the server.'
-"""The ``isError`` text for an exception that is neither ToolError nor MCPError."""
+"""The ``isError`` text for a bug: an exception of the bridge's own tools that is neither ToolError nor MCPError."""
 
 _EMPTY_META: Mapping[str, Any] = {}
 
@@ -92,18 +95,12 @@ def wire_tool(tool: Tool) -> types.Tool:
     return types.Tool.model_validate(wire_data(tool), by_name=False)
 
 
-def _single_leaf(exc: BaseException) -> BaseException:
-    """The one exception inside (nested) exception groups, or ``exc`` itself."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
-
-
 class _ToolHandlers:
     """The ``tools/list`` and ``tools/call`` handlers over one registry."""
 
-    def __init__(self, registry: ToolRegistry) -> None:
+    def __init__(self, registry: ToolRegistry, redact: Callable[[str], str]) -> None:
         self._registry = registry
+        self._redact = redact
         self._validator = ArgumentValidator(registry)
         self._listed: tuple[Tool, ...] = ()
         self._visible: dict[frozenset[str], tuple[tuple[Tool, ...], tuple[Tool, ...]]] = {}
@@ -173,19 +170,23 @@ class _ToolHandlers:
         except MCPError:
             raise
         except ToolError as exc:
-            return error_result(str(exc) or f'Tool "{tool.name}" failed.')
+            return self._error(tool, exc)
         except Exception as exc:
-            leaf = _single_leaf(exc)
+            leaf = single_leaf(exc)
             if isinstance(leaf, MCPError):
                 raise leaf from exc
             if isinstance(leaf, ToolError):
-                return error_result(str(leaf) or f'Tool "{tool.name}" failed.')
+                return self._error(tool, leaf)
             logger.exception('Tool "%s" failed unexpectedly', tool.name)
             return error_result(UNEXPECTED_ERROR_MESSAGE.format(name=tool.name))
         except BaseException as exc:
             if isinstance(exc, anyio.get_cancelled_exc_class()):
                 tool_ctx.cancelled.set()
             raise
+
+    def _error(self, tool: Tool, exc: ToolError) -> types.CallToolResult:
+        # HTTP tools' messages are redacted already; a hand-written tool's may quote anything.
+        return error_result(self._redact(str(exc)) or f'Tool "{tool.name}" failed.')
 
 
 class _ListToolsWireCache:
@@ -260,6 +261,7 @@ def build_server(
     version: str,
     instructions: str | None = None,
     opentelemetry: bool = True,
+    redact: Callable[[str], str] = scrub,
 ) -> Server[Any]:
     """Build the MCP server that serves ``registry``'s tools.
 
@@ -267,8 +269,12 @@ def build_server(
     message, and trace-context pick-up from ``_meta``). It is kept by default: it costs about
     5-10% of in-process throughput, which is nothing next to an upstream HTTP call, and dropping
     it would silently break tracing for deployments that install an OpenTelemetry SDK.
+
+    ``redact`` scrubs every tool error message before it is sent (default: the structural
+    credential spellings of :func:`bridge.credentials.scrub`; ``Credentials.redact`` adds the
+    configured secret values).
     """
-    handlers = _ToolHandlers(registry)
+    handlers = _ToolHandlers(registry, redact)
     server: Server[Any] = Server(
         name,
         version=version,

@@ -2,18 +2,28 @@
 
 A tool is a name, a description, schemas, annotations and an async ``run(args, ctx)``. Generated
 HTTP tools and hand-written tools use this same type.
+
+Errors follow the reference rule: a hand-written tool reports a failure by raising an ordinary
+exception, and its message becomes the tool error the model reads (:func:`run_tool`). The
+bridge's own tools (``internal=True``: the generated HTTP tools, the discovery tools) raise
+:class:`~bridge.errors.ToolError` on purpose; anything else out of them is a bridge bug, whose
+message may quote internals, so the server answers it with a fixed text and logs it.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+from mcp.shared.exceptions import MCPError
 
-from bridge.errors import ToolDefinitionError
+from bridge.errors import ToolDefinitionError, ToolError
+
+logger = logging.getLogger(__name__)
 
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
@@ -65,6 +75,40 @@ class Tool:
     checks_own_output: bool = False
     # OAuth scopes a caller needs (alternatives; empty: none): bridge/scopes.py.
     scopes: tuple[frozenset[str], ...] = ()
+    # The bridge's own tool: it raises ToolError on purpose, and any other exception is a bug whose
+    # message must not reach the model (see run_tool).
+    internal: bool = False
+
+
+def single_leaf(exc: BaseException) -> BaseException:
+    """The one exception inside (nested) exception groups, or ``exc`` itself."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+async def run_tool(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> Any:
+    """``tool.run(args, ctx)``, with a hand-written tool's exceptions turned into tool errors.
+
+    An exception raised by a hand-written tool (not ``internal``) becomes a :class:`ToolError`
+    carrying its message (the server redacts it like every tool error). ``ToolError`` and
+    ``MCPError`` (also alone in an exception group) pass unchanged, and so does cancellation.
+
+    Raises:
+        ToolError: the tool failed; the message is for the model.
+    """
+    if tool.internal:
+        return await tool.run(args, ctx)
+    try:
+        return await tool.run(args, ctx)
+    except Exception as exc:
+        leaf = single_leaf(exc)
+        if isinstance(leaf, ToolError | MCPError):
+            raise
+        logger.debug(
+            'Tool "%s" raised %s; sent to the model as a tool error', tool.name, type(leaf).__name__, exc_info=True
+        )
+        raise ToolError(str(leaf) or f'Tool "{tool.name}" failed.') from exc
 
 
 def check_tool_name(name: str) -> None:

@@ -25,9 +25,10 @@ and an error body is dropped. A 2xx/3xx body over the cap raises :class:`Respons
 4xx/5xx body is cut at ``max_error_body_bytes`` after secrets are redacted from a slightly longer
 read, so a secret straddling the cut cannot leave a readable prefix.
 
-Redirects are never followed by httpx. The bridge follows a redirect itself only when the target
-has the base URL's origin and stays under its base path (at most ``max_redirects`` hops);
-otherwise the call fails with a tool error naming the other origin.
+Redirects are never followed by httpx. The bridge follows a redirect itself (at most
+``max_redirects`` hops) only when :func:`~bridge.redirects.redirect_target` admits it: same
+origin, raw path under the base path segment by segment, no dot segment in any spelling;
+otherwise the call fails with a tool error and nothing more is sent.
 
 Nothing from the MCP client's request is forwarded: requests are built from the tool's binding,
 arguments and the bridge's own credentials; the client keeps no cookies between calls. Log
@@ -53,6 +54,7 @@ import httpx
 
 from bridge.errors import ResponseTooLarge, UnsafeRequestError, UpstreamError, UpstreamTimeout
 from bridge.limits import ConcurrencyLimit, RateLimit
+from bridge.redirects import redirect_target
 from bridge.request import PreparedRequest, check_prepared, origin_of
 from bridge.retry import (
     DEFAULT_BACKOFF_BASE,
@@ -331,7 +333,6 @@ class Upstream:
         self.settings = settings or HttpSettings()
         self._redact = redact
         self._origin = origin_of(self.base_url)
-        self._base_path = self.base_url.path.rstrip("/")
         self.name = name or self.base_url.host
         self.limit = ConcurrencyLimit(
             self.settings.max_concurrent_calls,
@@ -526,21 +527,7 @@ class Upstream:
             raise UnsafeRequestError(f"{op}: the request would leave the configured API origin; nothing was sent.")
 
     def _redirect_target(self, current: httpx.URL, location: str, op: str) -> httpx.URL:
-        try:
-            target = current.join(location).copy_with(fragment=None)
-        except httpx.InvalidURL:
-            raise UpstreamError(f"{op}: the API answered with an invalid redirect.") from None
-        if origin_of(target) != self._origin or target.userinfo:
-            raise UpstreamError(
-                f"{op}: the API redirected to another origin ({self._origin_text(target)}); mcp-bridge does not "
-                f"follow redirects away from {self._origin_text(self.base_url)}. Tell the user; the base URL may "
-                "need to change."
-            )
-        path = target.path
-        if self._base_path and not (path == self._base_path or path.startswith(self._base_path + "/")):
-            raise UpstreamError(
-                f"{op}: the API redirected outside its base path; mcp-bridge does not follow such redirects."
-            )
+        target = redirect_target(current, location, base_url=self.base_url, op=op, redact=self._redact)
         if self.settings.max_redirects == 0:
             raise UpstreamError(f"{op}: the API answered with a redirect, and following redirects is turned off.")
         return target

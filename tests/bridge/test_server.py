@@ -10,7 +10,9 @@ import mcp_types as types
 import pytest
 from mcp import Client, MCPError
 
+import bridge.credentials
 import bridge.server
+from bridge.discovery import CALL, discovery_registry
 from bridge.errors import ToolDefinitionError, ToolError, UpstreamStatusError
 from bridge.server import build_server
 from bridge.tools import Tool, ToolContext, ToolRegistry
@@ -249,15 +251,102 @@ async def test_tool_error_inside_a_task_group_is_unwrapped() -> None:
     assert (result.is_error, text_of(result)) == (True, "Upstream said no.")
 
 
-async def test_unexpected_exception_is_generic_and_logged(mode: str, caplog: pytest.LogCaptureFixture) -> None:
+class LookupFailed(Exception):
+    """A hand-written tool's own exception type."""
+
+
+def _group(exc: Exception) -> ExceptionGroup:
+    return ExceptionGroup("task group", [exc])
+
+
+HAND_WRITTEN_ERRORS = [
+    ValueError("No user with id 7. Call list_users to see valid ids."),
+    RuntimeError("The cache is warming up; try again in a minute."),
+    LookupFailed("sku ABC-1 is unknown"),
+    KeyError("id"),
+    _group(ValueError("inside a task group")),
+    _group(_group(LookupFailed("two groups deep"))),
+]
+
+
+@pytest.mark.parametrize("error", HAND_WRITTEN_ERRORS, ids=lambda e: type(e).__name__)
+async def test_a_hand_written_tools_exception_becomes_a_tool_error_with_its_message(
+    error: Exception, mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def run(args: dict[str, Any], ctx: ToolContext) -> None:
+        raise error
+
+    leaf: BaseException = error
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    with caplog.at_level(logging.ERROR, logger="bridge"):
+        async with connect(single(run, name="boom"), mode) as client:
+            result = await client.call_tool("boom", {})
+    assert (result.is_error, text_of(result)) == (True, str(leaf))
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []  # a tool error, not a bug
+
+
+async def test_the_reference_pages_error_example_reaches_the_model() -> None:
+    registry = ToolRegistry()
+
+    @registry.tool("get_user", input_schema={"type": "object", "properties": {"id": {"type": "integer"}}})
+    async def get_user(args: dict[str, Any], ctx: ToolContext) -> None:
+        raise ValueError(f"No user with id {args['id']}. Call list_users to see valid ids.")
+
+    async with connect(registry) as client:
+        result = await client.call_tool("get_user", {"id": 7})
+    assert (result.is_error, text_of(result)) == (True, "No user with id 7. Call list_users to see valid ids.")
+
+
+async def test_an_exception_without_a_message_names_the_tool() -> None:
+    async def run(args: dict[str, Any], ctx: ToolContext) -> None:
+        raise ValueError()
+
+    async with connect(single(run, name="quiet")) as client:
+        result = await client.call_tool("quiet", {})
+    assert (result.is_error, text_of(result)) == (True, 'Tool "quiet" failed.')
+
+
+async def test_a_hand_written_tools_error_message_is_redacted() -> None:
+    async def run(args: dict[str, Any], ctx: ToolContext) -> None:
+        raise RuntimeError(
+            "GET https://alice:hunter2@api.example/x?access_token=tok-123 failed; key CONFIGURED-SECRET-42 refused"
+        )
+
+    def redact(text: str) -> str:  # as Credentials.redact: configured values, then the structural spellings
+        return bridge.credentials.scrub(text.replace("CONFIGURED-SECRET-42", "***"))
+
+    for kwargs in ({}, {"redact": redact}):
+        async with connect(single(run), **kwargs) as client:
+            result = await client.call_tool("t", {})
+        text = text_of(result)
+        assert result.is_error and "hunter2" not in text and "tok-123" not in text
+    assert "CONFIGURED-SECRET-42" not in text
+
+
+@pytest.mark.parametrize(("internal", "generic"), [(False, False), (True, True)])
+async def test_call_operation_keeps_the_error_rule_of_the_tool_it_calls(internal: bool, generic: bool) -> None:
+    async def run(args: dict[str, Any], ctx: ToolContext) -> None:
+        raise LookupFailed("sku ABC-1 is unknown")
+
+    registry = discovery_registry(single(run, name="price", internal=internal))
+    async with connect(registry) as client:
+        result = await client.call_tool(CALL, {"name": "price", "arguments": {}})
+    expected = bridge.server.UNEXPECTED_ERROR_MESSAGE.format(name=CALL) if generic else "sku ABC-1 is unknown"
+    assert (result.is_error, text_of(result)) == (True, expected)
+
+
+async def test_a_bridge_tools_unexpected_exception_is_generic_and_logged(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
     async def run(args: dict[str, Any], ctx: ToolContext) -> None:
         raise RuntimeError("db password=hunter2 at /etc/secret.conf")
 
     with caplog.at_level(logging.ERROR, logger="bridge"):
-        async with connect(single(run, name="leaky"), mode) as client:
+        async with connect(single(run, name="leaky", internal=True), mode) as client:
             result = await client.call_tool("leaky", {})
     assert result.is_error
-    assert text_of(result) == 'Tool "leaky" failed unexpectedly; the error was logged on the server.'
+    assert text_of(result) == bridge.server.UNEXPECTED_ERROR_MESSAGE.format(name="leaky")
     [record] = [r for r in caplog.records if r.name.startswith("bridge")]
     assert record.exc_info is not None and isinstance(record.exc_info[1], RuntimeError)
 

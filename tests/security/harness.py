@@ -149,8 +149,12 @@ async def bridge_client(
     settings: HttpSettings | None = None,
     environ: Mapping[str, str] | None = None,
     logging_callback: Any = None,
+    mode: str = "auto",
 ) -> AsyncIterator[Client]:
-    """The real bridge for ``catalogue`` (default: the hardening API) behind an in-memory MCP client."""
+    """The real bridge for ``catalogue`` (default: the hardening API) behind an in-memory MCP client.
+
+    ``mode="legacy"`` makes a handshake-era connection (what :func:`call_raw` needs).
+    """
     catalogue = catalogue or hardening_catalogue()
     runtime = build_runtime(
         catalogue,
@@ -160,15 +164,26 @@ async def bridge_client(
     )
     try:
         registry = build_registry(catalogue, runtime, None)
-        server = build_bridge_server(catalogue, registry)
+        server = build_bridge_server(catalogue, registry, redact=runtime.credentials.redact)
         options: dict[str, Any] = {}
         if logging_callback is not None:
             options["logging_callback"] = logging_callback
-        async with Client(server, **options) as client:
+        async with Client(server, mode=mode, **options) as client:
             yield client
     finally:
         with anyio.CancelScope(shield=True):
             await runtime.aclose()
+
+
+async def call_raw(client: Client, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+    """``tools/call`` with ``arguments`` exactly as given, over a ``mode="legacy"`` client.
+
+    The typed ``call_tool`` dumps its arguments in pydantic's JSON mode, which turns NaN and
+    Infinity into null; stdio and HTTP clients' NaN reach the server as floats (the SDK's JSON
+    parser accepts them). The raw request carries them as those clients do.
+    """
+    raw = await client.session._dispatcher.send_raw_request("tools/call", {"name": name, "arguments": arguments})
+    return mcp_types.CallToolResult.model_validate(raw)
 
 
 def result_text(result: mcp_types.CallToolResult) -> str:
