@@ -154,6 +154,7 @@ def generate(
         strict=strict,
         allow_remote_refs=allow_remote_refs,
         overrides=dict(config.get("operations") or {}),
+        bindings=dict(config.get("bind") or {}),
         models=not no_models,
         mode="discovery" if mode == "discovery" else "tools",
         output_schemas=not no_output_schemas,

@@ -22,6 +22,7 @@ import httpx
 import mcp_types
 
 from bridge.binding import OPERATION_META_KEY, Catalogue, ToolAnnotationsSpec, ToolEntry
+from bridge.bound import bound_env_names
 from bridge.contract import ResponseContract
 from bridge.credentials import Credentials
 from bridge.errors import ToolError, UpstreamStatusError
@@ -82,13 +83,19 @@ class HttpRuntime:
             variables=dict(server_variables or {}),
             env_var=base_url_env_var,
         )
+        bound_env = bound_env_names(catalogue)
         credentials = Credentials(
             catalogue.security_schemes,
             environ,
             base_url=url,
             transport=token_transport,
             user_agent=USER_AGENT,
+            bound_env=bound_env,
         )
+        unset = [name for name in bound_env if name not in credentials.bound_values]
+        if unset:
+            # Like a missing credential: serving goes on, and the tools that need it say what to set.
+            logger.warning("bound parameters read unset environment variables: %s", ", ".join(unset))
         upstream = Upstream(
             url, settings=settings, transport=transport, redact=credentials.redact, name=catalogue.title
         )
@@ -125,7 +132,9 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
             args = dict(args)
             fields = split_fields(args.pop(binding.fields_arg))  # never sent upstream
         try:
-            prepared = build_request(binding, args, base_url=runtime.base_url, operation=operation)
+            prepared = build_request(
+                binding, args, base_url=runtime.base_url, operation=operation, bound=runtime.credentials.bound_values
+            )
             parts = await runtime.credentials.for_operation(binding.security)
             prepared = prepared.with_credentials(parts)
             response = await runtime.upstream.send(prepared)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge.binding import (
+    BoundValue,
     HttpBinding,
     JsonSchema,
     ParamLocation,
@@ -33,6 +34,9 @@ class Param:
     allow_reserved: bool = False
     content_type: str | None = None
     deprecated: bool = False
+    keys: tuple[str, ...] | None = None  # see bridge.binding.ParamBinding
+    reserved: tuple[str, ...] = ()
+    bound: BoundValue | None = None
 
 
 @dataclass(frozen=True, slots=True)

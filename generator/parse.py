@@ -5,8 +5,9 @@ skipped and a WARNING names it and the reason (ERROR with ``options.strict``). O
 out on purpose (filters, ``x-mcp: {exclude: true}``) go to ``Api.excluded``.
 
 Every declared parameter becomes an argument, except the ones OpenAPI itself says to ignore
-(``Accept``, ``Content-Type`` and ``Authorization`` headers) and the credential parameter of an
-apiKey scheme the operation uses (the runtime fills that one in from the environment).
+(``Accept``, ``Content-Type`` and ``Authorization`` headers), the slot of any apiKey scheme (the
+runtime fills that one in from the environment; see ``generator.param_rules``), query pairs the
+path template fixes, and parameters the config binds (``generator.bindings``).
 """
 
 from __future__ import annotations
@@ -20,15 +21,17 @@ from typing import Any
 from bridge.binding import (
     BodyBinding,
     BodyField,
+    BoundValue,
     HttpBinding,
     JsonSchema,
     ParamBinding,
     ParamLocation,
-    SchemeUse,
     ToolAnnotationsSpec,
 )
+from bridge.path_template import split_template
 from bridge.request import FORBIDDEN_HEADERS
-from generator import naming
+from generator import bindings as bind_config
+from generator import naming, param_rules
 from generator import pointer as jsonpointer
 from generator.ir import Api, Body, Operation, Param, Response
 from generator.issues import Issue, Level
@@ -113,6 +116,9 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
             operations.append(_build_operation(ctx, raw, names[raw.label], annotations[raw.label]))
         except _Skip as skip:
             ctx.warn(raw.label, f"skipped: {skip}")
+    all_params = [p for op in operations for p in op.binding.params]
+    for key in bind_config.unused(options.bindings, all_params):
+        ctx.warn("config: bind", f"{key!r} names no parameter of any generated operation; ignored")
     return Api(
         name=name,
         title=str(info.get("title") or name),
@@ -278,7 +284,7 @@ def _convert_operation(
 ) -> Operation:
     security = requirements(ctx, raw)
     inputs = _Inputs()
-    params = _params(ctx, raw, security, inputs)
+    params = _params(ctx, raw, inputs)
     body, body_binding = _body(ctx, raw, inputs)
     input_schema: JsonSchema = {
         "type": "object",
@@ -352,19 +358,49 @@ def truncate(text: str, limit: int) -> str:
 # Parameters -------------------------------------------------------------------------------------
 
 
-def _params(
-    ctx: _Context, raw: _RawOperation, security: tuple[tuple[SchemeUse, ...], ...], inputs: _Inputs
-) -> tuple[Param, ...]:
+def _params(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Param, ...]:
     declared = _merged_params(ctx, raw)
-    credentials = _credential_params(ctx, security)
-    kept = [p for p in declared if not _is_implicit(p, credentials)]
-    _check_path_variables(raw.path, kept)
+    credentials = param_rules.credential_slots(ctx.schemes)
+    template, literal = split_template(raw.path)
+    fixed = {name for name, _ in literal}
+    kept = [p for p in declared if not _is_implicit(p, credentials, fixed)]
+    _check_path_variables(template, kept)
+    binds = _binds(ctx, raw, kept)
+    # Names an object parameter's members may never take, per location.
+    taken: dict[str, set[str]] = {
+        location: {name for loc, name in credentials if loc == location} for location in PARAM_LOCATIONS
+    }
+    taken["query"] |= fixed
+    for node in kept:
+        taken[node["in"]].add(node["name"])
     params: list[Param] = []
     for location in PARAM_LOCATIONS:  # priority order: path keeps a contested name
         for node in kept:
             if node["in"] == location:
-                params.append(_param(ctx, node, inputs))
+                reserved = taken[location] - {node["name"]}
+                params.append(_param(ctx, node, inputs, reserved, binds.get((node["name"], location))))
     return tuple(params)
+
+
+def _binds(ctx: _Context, raw: _RawOperation, kept: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], BoundValue]:
+    """``(name, in)`` -> the configured value of each bound parameter of this operation."""
+    wanted = bind_config.merged(ctx.options.bindings, raw.overrides.get("bind"))
+    own = raw.overrides.get("bind")
+    found: dict[tuple[str, str], BoundValue] = {}
+    matched: set[str] = set()
+    for node in kept:
+        key = bind_config.find(wanted, node["in"], node["name"])
+        if key is None:
+            continue
+        matched.add(key)
+        try:
+            found[(node["name"], node["in"])] = bind_config.bound_value(wanted[key])
+        except bind_config.BindError as exc:
+            ctx.warn(raw.label, f"bind {key!r}: {exc}; the parameter stays an argument")
+    for key in own if isinstance(own, Mapping) else ():
+        if str(key) not in matched:
+            ctx.warn(raw.label, f"bind {key!r} names no parameter of this operation; ignored")
+    return found
 
 
 def _merged_params(ctx: _Context, raw: _RawOperation) -> list[dict[str, Any]]:
@@ -386,21 +422,6 @@ def _merged_params(ctx: _Context, raw: _RawOperation) -> list[dict[str, Any]]:
     return list(merged.values())
 
 
-def _credential_params(ctx: _Context, security: tuple[tuple[SchemeUse, ...], ...]) -> set[tuple[str, str]]:
-    """(location, name) of apiKey credentials this operation's security supplies; headers lower-cased."""
-    found: set[tuple[str, str]] = set()
-    for alternative in security:
-        for use in alternative:
-            scheme = ctx.schemes.get(use.scheme)
-            if scheme and scheme.type == "apiKey" and scheme.location and scheme.param_name:
-                found.add((scheme.location, _param_key(scheme.location, scheme.param_name)))
-    return found
-
-
-def _param_key(location: str, name: str) -> str:
-    return name.lower() if location == "header" else name
-
-
 def is_never_an_argument(location: str, name: str) -> bool:
     """Headers no argument may set: the ones OpenAPI says to ignore, and the ones the runtime
     never sends (framing, hop-by-hop, Host, Cookie, X-Forwarded-*): an argument that is silently
@@ -411,12 +432,15 @@ def is_never_an_argument(location: str, name: str) -> bool:
     )
 
 
-def _is_implicit(param: Mapping[str, Any], credentials: set[tuple[str, str]]) -> bool:
-    """Parameters left out by design: headers no argument may set, and apiKey credentials."""
+def _is_implicit(param: Mapping[str, Any], credentials: set[tuple[str, str]], fixed: set[str]) -> bool:
+    """Parameters left out by design: headers no argument may set, apiKey slots, and query pairs
+    the path template fixes (``/?Action=X``: the runtime sends those)."""
     location, name = param["in"], param["name"]
     if is_never_an_argument(location, name):
         return True
-    return (location, _param_key(location, name)) in credentials
+    if location == "query" and name in fixed:
+        return True
+    return (location, param_rules.slot_key(location, name)) in credentials
 
 
 def _check_path_variables(path: str, params: Sequence[Mapping[str, Any]]) -> None:
@@ -426,12 +450,13 @@ def _check_path_variables(path: str, params: Sequence[Mapping[str, Any]]) -> Non
         raise _Skip(f"path variable {{{missing[0]}}} has no path parameter")
 
 
-def _param(ctx: _Context, node: Mapping[str, Any], inputs: _Inputs) -> Param:
+def _param(
+    ctx: _Context, node: Mapping[str, Any], inputs: _Inputs, reserved: set[str], bound: BoundValue | None
+) -> Param:
     name: str = node["name"]
     location: ParamLocation = node["in"]
     raw_schema, content_type = _param_schema(node)
     converted = ctx.converter.convert(raw_schema, REQUEST)
-    inputs.needs.update(converted.needs)
     description = _text(node.get("description"))
     deprecated = node.get("deprecated") is True
     schema = _described(converted.schema, description)
@@ -443,13 +468,25 @@ def _param(ctx: _Context, node: Mapping[str, Any], inputs: _Inputs) -> Param:
     elif required:
         # An empty required array or object has no serialisation: it would leave the parameter out.
         schema = _non_empty(schema, kinds=("array", "object"))
-    arg = inputs.names.claim(name, location)
-    inputs.properties[arg] = schema
-    if required:
-        inputs.required.append(arg)
     style = node.get("style")
     style = style if isinstance(style, str) else ("form" if location in ("query", "cookie") else "simple")
     explode = node.get("explode")
+    explode = explode if isinstance(explode, bool) else style == "form"
+    keys: tuple[str, ...] | None = None
+    slots: tuple[str, ...] = ()
+    if param_rules.members_become_names(location, style, explode, content_type):
+        schema, keys = param_rules.restrict_members(ctx.converter, schema, reserved)
+        if keys is None and ctx.converter.is_object(schema, REQUEST):
+            # Free keys: the runtime knows the other parameters, not the credential slots.
+            slots = param_rules.slot_names(ctx.schemes, location)
+    if bound is not None:
+        arg = ""  # not an argument: the runtime fills it in
+    else:
+        inputs.needs.update(converted.needs)
+        arg = inputs.names.claim(name, location)
+        inputs.properties[arg] = schema
+        if required:
+            inputs.required.append(arg)
     return Param(
         wire_name=name,
         arg_name=arg,
@@ -457,11 +494,14 @@ def _param(ctx: _Context, node: Mapping[str, Any], inputs: _Inputs) -> Param:
         required=required,
         schema=schema if isinstance(schema, dict) else {},
         style=style,
-        explode=explode if isinstance(explode, bool) else style == "form",
+        explode=explode,
         description=description,
         allow_reserved=node.get("allowReserved") is True,
         content_type=content_type,
         deprecated=deprecated,
+        keys=keys,
+        reserved=slots,
+        bound=bound,
     )
 
 
@@ -500,6 +540,9 @@ def _param_binding(param: Param) -> ParamBinding:
         required=param.required,
         allow_reserved=param.allow_reserved,
         content_type=param.content_type,
+        keys=param.keys,
+        reserved=param.reserved,
+        bound=param.bound,
     )
 
 

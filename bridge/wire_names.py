@@ -1,0 +1,60 @@
+"""One owner per query or cookie name (SECURITY.md P15).
+
+A form-exploded object parameter sends each member as a name of its own (``{"a": 1}`` →
+``a=1``), so an unchecked member could add ``admin=true``, a second ``limit`` placed before the
+real one (upstreams that read the first value skip its ``maximum``), or a credential's name.
+Every name a parameter puts on the wire must be its own: its wire name (``name[...]`` for
+deepObject), or a member the binding allows (``ParamBinding.keys``) that no other declared
+parameter, literal query pair or credential slot (``ParamBinding.reserved``) is called, and that
+no other object parameter already sent. Names compare case-insensitively (some servers read
+them so). The generator's schemas say the same (``generator.param_rules``); this is the check
+for any binding, hand-built ones included.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from urllib.parse import quote, unquote
+
+from bridge.binding import ParamBinding
+from bridge.errors import InvalidArgumentsError
+
+__all__ = ["WireNames"]
+
+
+class WireNames:
+    """The names one request's query or cookie pairs may use; :meth:`claim` checks each parameter's."""
+
+    __slots__ = ("_declared", "_owners")
+
+    def __init__(self, params: Sequence[ParamBinding], location: str, literal: Iterable[str] = ()) -> None:
+        self._declared = {name.lower() for name in literal}
+        self._declared.update(p.wire.lower() for p in params if p.location == location)
+        self._owners: dict[str, str] = {}
+
+    def claim(self, param: ParamBinding, pairs: Sequence[tuple[str, str]]) -> None:
+        """Check the (encoded) ``pairs`` ``param`` produced.
+
+        Raises:
+            InvalidArgumentsError: a member name belongs to something else or is not declared.
+        """
+        own = param.wire if param.location == "cookie" else quote(param.wire, safe="")
+        for encoded, _ in pairs:
+            if encoded == own or encoded.startswith(own + "["):
+                continue
+            name = unquote(encoded)
+            lowered = name.lower()
+            owner = self._owners.setdefault(lowered, param.wire)
+            if (
+                lowered in self._declared
+                or owner != param.wire
+                or (param.keys is not None and name not in param.keys)
+                or any(lowered == reserved.lower() for reserved in param.reserved)
+            ):
+                where = "query parameter" if param.location == "query" else "cookie"
+                raise InvalidArgumentsError(
+                    f'Argument "{param.arg}" cannot have the member {json.dumps(name)}: each member is sent as a '
+                    f"{where} of its own, and that name is not one of its declared members or belongs to another "
+                    "parameter or a credential. Use only the documented members."
+                )
