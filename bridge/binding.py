@@ -49,10 +49,12 @@ class ParamBinding:
     # Set when the parameter is described with `content` instead of `schema`: the value is
     # serialised in that media type (JSON) and then encoded as a plain string.
     content_type: str | None = None
-    # An object whose members become names on the wire (form-exploded query or cookie): the
-    # member names it may use (None: any), and names it may never use (other parameters,
-    # credential slots), compared case-insensitively.
-    keys: tuple[str, ...] | None = None
+    # A form-exploded query or cookie object sends each member as a name of its own
+    # (bridge/wire_names.py): the member names it may send (none unless listed), or any name when
+    # `free_members` (the spec allows free keys) except another parameter's or a `reserved` one
+    # (credential slots), compared case-insensitively.
+    members: tuple[str, ...] = ()
+    free_members: bool = False
     reserved: tuple[str, ...] = ()
     # Set by `bind:` in the generator's config: the value comes from there, and `arg` is "".
     bound: BoundValue | None = None

@@ -4,11 +4,12 @@ A form-exploded object parameter sends each member as a name of its own (``{"a":
 ``a=1``), so an unchecked member could add ``admin=true``, a second ``limit`` placed before the
 real one (upstreams that read the first value skip its ``maximum``), or a credential's name.
 Every name a parameter puts on the wire must be its own: its wire name (``name[...]`` for
-deepObject), or a member the binding allows (``ParamBinding.keys``) that no other declared
-parameter, literal query pair or credential slot (``ParamBinding.reserved``) is called, and that
-no other object parameter already sent. Names compare case-insensitively (some servers read
-them so). The generator's schemas say the same (``generator.param_rules``); this is the check
-for any binding, hand-built ones included.
+deepObject), or a member its binding allows (``ParamBinding.members``, or any with
+``free_members``) that no other declared parameter, literal query pair or credential slot
+(``ParamBinding.reserved``) is called and no other object parameter already sent. A binding
+that lists no members (any non-object parameter) sends none. Names compare case-insensitively
+(some servers read them so). The generator's schemas say the same (``generator.param_rules``);
+this is the check for any binding, hand-built ones included.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ class WireNames:
             if (
                 lowered in self._declared
                 or owner != param.wire
-                or (param.keys is not None and name not in param.keys)
+                or (not param.free_members and name not in param.members)
                 or any(lowered == reserved.lower() for reserved in param.reserved)
             ):
                 where = "query parameter" if param.location == "query" else "cookie"

@@ -34,7 +34,8 @@ class Param:
     allow_reserved: bool = False
     content_type: str | None = None
     deprecated: bool = False
-    keys: tuple[str, ...] | None = None  # see bridge.binding.ParamBinding
+    members: tuple[str, ...] = ()  # see bridge.binding.ParamBinding
+    free_members: bool = False
     reserved: tuple[str, ...] = ()
     bound: BoundValue | None = None
 

@@ -50,14 +50,15 @@ def members_become_names(location: str, style: str, explode: bool, content_type:
 
 def restrict_members(
     converter: SchemaConverter, schema: Schema, reserved: Iterable[str]
-) -> tuple[Schema, tuple[str, ...] | None]:
-    """``schema`` allowing only safe member names, and the member names allowed (None: free keys).
+) -> tuple[Schema, tuple[str, ...], bool]:
+    """``schema`` allowing only safe member names, the member names allowed, and whether any
+    other name is (the spec allows free keys).
 
-    ``reserved`` are the names no member may take (compared case-insensitively: some servers
-    read query names that way).
+    ``reserved`` are the names no member may take (the runtime compares them case-insensitively:
+    some servers read query names that way).
     """
     if not isinstance(schema, dict) or not converter.is_object(schema, REQUEST):
-        return schema, None
+        return schema, (), False
     taken = sorted(set(reserved))
     lowered = {name.lower() for name in taken}
     properties = schema.get("properties")
@@ -70,12 +71,12 @@ def restrict_members(
     )
     if free:
         if not taken or "propertyNames" in schema:
-            return schema, None
-        return {**schema, "propertyNames": {"not": {"enum": taken}}}, None
+            return schema, (), True
+        return {**schema, "propertyNames": {"not": {"enum": taken}}}, (), True
     assert isinstance(properties, dict)
     kept = {name: prop for name, prop in properties.items() if str(name).lower() not in lowered}
     out: dict[str, Any] = {**schema, "properties": kept, "additionalProperties": False}
     required = schema.get("required")
     if isinstance(required, list):
         out["required"] = [name for name in required if name in kept]
-    return out, tuple(str(name) for name in kept)
+    return out, tuple(str(name) for name in kept), False

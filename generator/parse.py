@@ -363,9 +363,12 @@ def _params(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Param, 
     credentials = param_rules.credential_slots(ctx.schemes)
     template, literal = split_template(raw.path)
     fixed = {name for name, _ in literal}
-    kept = [p for p in declared if not _is_implicit(p, credentials, fixed)]
+    # The operator may bind a credential slot (a scheme the operation does not list), never a
+    # header no argument may set nor a pair the template fixes.
+    bindable = [p for p in declared if not is_never_an_argument(p["in"], p["name"]) and not _is_fixed(p, fixed)]
+    binds = _binds(ctx, raw, bindable)
+    kept = [p for p in declared if (p["name"], p["in"]) in binds or not _is_implicit(p, credentials, fixed)]
     _check_path_variables(template, kept)
-    binds = _binds(ctx, raw, kept)
     # Names an object parameter's members may never take, per location.
     taken: dict[str, set[str]] = {
         location: {name for loc, name in credentials if loc == location} for location in PARAM_LOCATIONS
@@ -382,13 +385,15 @@ def _params(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Param, 
     return tuple(params)
 
 
-def _binds(ctx: _Context, raw: _RawOperation, kept: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], BoundValue]:
+def _binds(
+    ctx: _Context, raw: _RawOperation, candidates: Sequence[Mapping[str, Any]]
+) -> dict[tuple[str, str], BoundValue]:
     """``(name, in)`` -> the configured value of each bound parameter of this operation."""
     wanted = bind_config.merged(ctx.options.bindings, raw.overrides.get("bind"))
     own = raw.overrides.get("bind")
     found: dict[tuple[str, str], BoundValue] = {}
     matched: set[str] = set()
-    for node in kept:
+    for node in candidates:
         key = bind_config.find(wanted, node["in"], node["name"])
         if key is None:
             continue
@@ -396,7 +401,7 @@ def _binds(ctx: _Context, raw: _RawOperation, kept: Sequence[Mapping[str, Any]])
         try:
             found[(node["name"], node["in"])] = bind_config.bound_value(wanted[key])
         except bind_config.BindError as exc:
-            ctx.warn(raw.label, f"bind {key!r}: {exc}; the parameter stays an argument")
+            ctx.warn(raw.label, f"bind {key!r}: {exc}; ignored")
     for key in own if isinstance(own, Mapping) else ():
         if str(key) not in matched:
             ctx.warn(raw.label, f"bind {key!r} names no parameter of this operation; ignored")
@@ -438,9 +443,13 @@ def _is_implicit(param: Mapping[str, Any], credentials: set[tuple[str, str]], fi
     location, name = param["in"], param["name"]
     if is_never_an_argument(location, name):
         return True
-    if location == "query" and name in fixed:
+    if _is_fixed(param, fixed):
         return True
     return (location, param_rules.slot_key(location, name)) in credentials
+
+
+def _is_fixed(param: Mapping[str, Any], fixed: set[str]) -> bool:
+    return param["in"] == "query" and param["name"] in fixed
 
 
 def _check_path_variables(path: str, params: Sequence[Mapping[str, Any]]) -> None:
@@ -472,12 +481,13 @@ def _param(
     style = style if isinstance(style, str) else ("form" if location in ("query", "cookie") else "simple")
     explode = node.get("explode")
     explode = explode if isinstance(explode, bool) else style == "form"
-    keys: tuple[str, ...] | None = None
+    members: tuple[str, ...] = ()
+    free_members = False
     slots: tuple[str, ...] = ()
     if param_rules.members_become_names(location, style, explode, content_type):
-        schema, keys = param_rules.restrict_members(ctx.converter, schema, reserved)
-        if keys is None and ctx.converter.is_object(schema, REQUEST):
-            # Free keys: the runtime knows the other parameters, not the credential slots.
+        schema, members, free_members = param_rules.restrict_members(ctx.converter, schema, reserved)
+        if free_members:
+            # The runtime knows the other parameters, not the credential slots.
             slots = param_rules.slot_names(ctx.schemes, location)
     if bound is not None:
         arg = ""  # not an argument: the runtime fills it in
@@ -499,7 +509,8 @@ def _param(
         allow_reserved=node.get("allowReserved") is True,
         content_type=content_type,
         deprecated=deprecated,
-        keys=keys,
+        members=members,
+        free_members=free_members,
         reserved=slots,
         bound=bound,
     )
@@ -540,7 +551,8 @@ def _param_binding(param: Param) -> ParamBinding:
         required=param.required,
         allow_reserved=param.allow_reserved,
         content_type=param.content_type,
-        keys=param.keys,
+        members=param.members,
+        free_members=param.free_members,
         reserved=param.reserved,
         bound=param.bound,
     )
