@@ -39,6 +39,20 @@ def bound_value(spec: Any) -> BoundValue:
     raise BindError(f"a bound value must be 'env:NAME', a string, a number or a boolean, not {type(spec).__name__}")
 
 
+def usable(global_bind: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The global bindings that can be used, and one problem line for each that cannot."""
+    good: dict[str, Any] = {}
+    problems: list[str] = []
+    for key, spec in global_bind.items():
+        try:
+            bound_value(spec)
+        except BindError as exc:
+            problems.append(f"{key!r}: {exc}; ignored")
+            continue
+        good[str(key)] = spec
+    return good, problems
+
+
 def merged(global_bind: Mapping[str, Any], operation_bind: Any) -> dict[str, Any]:
     """The operation's bindings: the global ones, replaced by its own where both name a parameter."""
     out = dict(global_bind)

@@ -12,6 +12,7 @@ path template fixes, and parameters the config binds (``generator.bindings``).
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -98,7 +99,11 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
     name = options.name or package_name(str(info.get("title") or ""))
     env_prefix = env_prefix_for(name)
     level = Level.ERROR if options.strict else Level.WARNING
+    bindings, bind_problems = bind_config.usable(options.bindings)
+    options = dataclasses.replace(options, bindings=bindings)
     ctx = _Context(document, options, source_name, SchemaConverter(document), {}, level)
+    for problem in bind_problems:
+        ctx.warn("config: bind", problem)
     ctx.schemes = security_schemes(ctx, env_prefix)
     max_length = _max_name_length(ctx)
 
