@@ -81,7 +81,8 @@ def _read_config(path: Path | None) -> dict[str, Any]:
     "config_path",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="YAML/JSON file with per-operation overrides: {operations: {<operationId or 'METHOD /path'>: "
-    "{name, annotations, exclude, output: {fields, max_items, max_string, max_bytes}}}}.",
+    "{name, annotations, exclude, output: {fields, max_items, max_string, max_bytes}, bind}}}, and "
+    "bind: {<parameter>: env:VAR or a fixed value} for every operation.",
 )
 @click.option(
     "--mode",
