@@ -300,3 +300,58 @@ def test_templates_with_a_fragment_or_query_over_golden_and_corpus_send_neither_
             assert request.query[: len(literal)] == tuple((quote(k, safe=""), quote(v, safe="")) for k, v in literal)
             checked += 1
     assert checked >= 4  # at least the golden parameter_names cases
+
+
+# ------------------------------------------------------------------ end to end (golden parameter_names)
+
+
+def test_fragment_and_literal_query_templates_generate_without_warnings_and_with_distinct_names() -> None:
+    from generator.generate import build_api
+    from generator.options import GenerateOptions
+    from tests.golden import spec_path
+
+    _, api = build_api(str(spec_path("parameter_names")), GenerateOptions())
+    assert api.issues == ()
+    names = {op.path: op.tool_name for op in api.operations if "#" in op.path}
+    assert len(set(names.values())) == len(names) == 3
+
+
+@pytest.mark.anyio
+async def test_the_served_package_refuses_foreign_members_before_any_request_and_sends_templates_cleanly() -> None:
+    from mcp import Client
+
+    from bridge.http_tools import HttpRuntime
+    from bridge.package import load_catalogue
+    from bridge.serve import build_bridge_server, build_registry
+    from tests.bridge.fake_upstream import FakeUpstream
+    from tests.security.operations import ROOT
+
+    package = ROOT / "generated" / "parameter_names"
+    catalogue = load_catalogue(package)
+    fake = FakeUpstream()
+    fake.reply(json_body=[{"id": "1"}])
+    environ = {"PARAMETER_NAMES_HEADER_KEY_API_KEY": "K"}
+    runtime = HttpRuntime.create(catalogue, base_url="http://up.test/v1", environ=environ, transport=fake.transport())
+    calls = [
+        ("listItems", {"limit": 10, "filter": {"limit": 1000}}),
+        ("listItems", {"filter": {"admin": "true"}}),
+        ("listItems", {"extra": {"api_key": "mine"}}),
+        ("listItems", {"extra": {"LIMIT": "1000"}}),
+        ("listItems", {"prefs": {"session": "evil"}}),
+        ("listItems", {"api_key": "mine"}),
+        ("deleteItem", {"id": "1", "x-api-key": "mine"}),
+    ]
+    async with runtime:
+        server = build_bridge_server(catalogue, build_registry(catalogue, runtime, package))
+        async with Client(server) as client:
+            refused = [(await client.call_tool(tool, args)).is_error for tool, args in calls]
+            assert refused == [True] * len(calls) and fake.requests == []
+            good = {"limit": 10, "filter": {"color": "red"}, "extra": {"q": "x"}, "prefs": {"theme": "dark"}}
+            assert not (await client.call_tool("listItems", good)).is_error
+            shared = {"id": "7", "fields": "shared_link"}
+            assert not (await client.call_tool("get_web_links_id_get_shared_link", shared)).is_error
+            assert not (await client.call_tool("DescribeThings", {"MaxResults": 3})).is_error
+    listed, link, things = fake.requests
+    assert listed.target == "/v1/items?limit=10&color=red&q=x" and listed.cookies == {"theme": "dark"}
+    assert link.target == "/v1/web_links/7?fields=shared_link"
+    assert things.target == "/v1/?Action=DescribeThings&Version=2016-11-15&MaxResults=3"
