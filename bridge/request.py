@@ -6,7 +6,10 @@ that its scheme, host and port are the base URL's and that its path is the base 
 template with only its slots filled. Anything else raises :class:`UnsafeRequestError` and nothing
 is sent. No argument is ever used as a URL, a header name or a cookie name. Path values that are
 empty, ``.``/``..`` or contain a ``.``/``..`` component between slashes (in any percent-encoded
-spelling) are refused as :class:`InvalidArgumentsError` (see :mod:`bridge.styles`).
+spelling) are refused as :class:`InvalidArgumentsError` (see :mod:`bridge.styles`). A template's
+``#fragment`` is dropped and its ``?literal`` pairs go first in the query (:mod:`bridge.path_template`);
+object members sent as names of their own are checked by :mod:`bridge.wire_names`; parameters the
+operator bound take their value from the binding or the environment (:mod:`bridge.bound`).
 :func:`check_prepared` repeats the URL checks and checks header names and values once more right
 before :class:`~bridge.upstream.Upstream` sends, so a request altered after building is refused too.
 

@@ -42,10 +42,14 @@ class WireNames:
         """
         own = param.wire if param.location == "cookie" else quote(param.wire, safe="")
         for encoded, _ in pairs:
-            if encoded == own or encoded.startswith(own + "["):
+            if encoded == own:
                 continue
             name = unquote(encoded)
             lowered = name.lower()
+            if encoded.startswith(own + "["):  # deepObject: its own, unless a declared name spells it
+                if lowered in self._declared:
+                    raise self._refused(param, name)
+                continue
             owner = self._owners.setdefault(lowered, param.wire)
             if (
                 lowered in self._declared
@@ -53,9 +57,13 @@ class WireNames:
                 or (not param.free_members and name not in param.members)
                 or any(lowered == reserved.lower() for reserved in param.reserved)
             ):
-                where = "query parameter" if param.location == "query" else "cookie"
-                raise InvalidArgumentsError(
-                    f'Argument "{param.arg}" cannot have the member {json.dumps(name)}: each member is sent as a '
-                    f"{where} of its own, and that name is not one of its declared members or belongs to another "
-                    "parameter or a credential. Use only the documented members."
-                )
+                raise self._refused(param, name)
+
+    @staticmethod
+    def _refused(param: ParamBinding, name: str) -> InvalidArgumentsError:
+        where = "query parameter" if param.location == "query" else "cookie"
+        return InvalidArgumentsError(
+            f'Argument "{param.arg}" cannot have the member {json.dumps(name)}: each member is sent as a '
+            f"{where} of its own, and that name is not one of its declared members or belongs to another "
+            "parameter or a credential. Use only the documented members."
+        )
