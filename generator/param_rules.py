@@ -57,11 +57,18 @@ def restrict_members(
     ``reserved`` are the names no member may take (the runtime compares them case-insensitively:
     some servers read query names that way).
     """
-    if not isinstance(schema, dict) or not converter.is_object(schema, REQUEST):
-        return schema, (), False
     taken = sorted(set(reserved))
+    if schema is True:
+        schema = {}
+    if not isinstance(schema, dict):
+        return schema, (), False
+    kind = schema.get("type")
+    may_be_object = kind is None or kind == "object" or (isinstance(kind, list) and "object" in kind)
+    if not may_be_object and not converter.is_object(schema, REQUEST):
+        return schema, (), False  # never an object: no members (the runtime refuses any)
     lowered = {name.lower() for name in taken}
     properties = schema.get("properties")
+    # Untyped or composed schemas may still be objects: free keys, minus the reserved names.
     free = (
         not isinstance(properties, dict)
         or not properties

@@ -356,3 +356,65 @@ async def test_the_served_package_refuses_foreign_members_before_any_request_and
     assert listed.target == "/v1/items?limit=10&color=red&q=x" and listed.cookies == {"theme": "dark"}
     assert link.target == "/v1/web_links/7?fields=shared_link"
     assert things.target == "/v1/?Action=DescribeThings&Version=2016-11-15&MaxResults=3"
+
+
+# ------------------------------------------------------------------ the generator's half: schemas
+
+
+def _object_param(schema: dict[str, Any], **extra: Any) -> tuple[dict[str, Any], ParamBinding]:
+    import yaml
+
+    from generator.options import GenerateOptions
+    from generator.parse import parse_api
+
+    document = yaml.safe_load("""
+openapi: 3.0.3
+info: {title: T, version: "1"}
+components:
+  securitySchemes:
+    key: {type: apiKey, in: query, name: api_key}
+paths:
+  /items:
+    get:
+      parameters:
+        - {name: limit, in: query, schema: {type: integer, maximum: 50}}
+      responses: {"200": {description: ok}}
+""")
+    document["paths"]["/items"]["get"]["parameters"].append({"name": "obj", "in": "query", "schema": schema, **extra})
+    api = parse_api(document, options=GenerateOptions(), source_name="t.yaml")
+    (op,) = api.operations
+    (param,) = [p for p in op.binding.params if p.wire == "obj"]
+    return op.input_schema["properties"]["obj"], param
+
+
+OBJECT = {"type": "object", "properties": {"color": {"type": "string"}, "limit": {"type": "integer"}}}
+NOT_OTHERS = {"not": {"enum": ["api_key", "limit"]}}
+
+
+@pytest.mark.parametrize(
+    ("schema", "extra", "members", "free", "names"),
+    [
+        ({**OBJECT, "required": ["limit", "color"]}, {}, ("color",), False, None),
+        ({**OBJECT, "nullable": True}, {}, ("color",), False, None),
+        ({**OBJECT, "additionalProperties": True}, {}, (), True, NOT_OTHERS),
+        ({"type": "object", "additionalProperties": {"type": "string"}}, {}, (), True, NOT_OTHERS),
+        ({"type": "object"}, {}, (), True, NOT_OTHERS),
+        ({"allOf": [OBJECT]}, {}, (), True, NOT_OTHERS),
+        ({}, {}, (), True, NOT_OTHERS),
+        ({"type": "string"}, {}, (), False, None),
+        ({"type": "array", "items": OBJECT}, {}, (), False, None),
+        (OBJECT, {"style": "deepObject"}, (), False, None),
+        (OBJECT, {"explode": False}, (), False, None),
+        (OBJECT, {"style": "pipeDelimited", "explode": False}, (), False, None),
+    ],
+)
+def test_object_parameter_schemas_allow_exactly_the_members_the_runtime_sends(
+    schema: dict[str, Any], extra: dict[str, Any], members: tuple[str, ...], free: bool, names: Any
+) -> None:
+    arg_schema, param = _object_param(schema, **extra)
+    assert (param.members, param.free_members) == (members, free)
+    assert arg_schema.get("propertyNames") == names
+    if members:
+        assert arg_schema["additionalProperties"] is False and set(arg_schema["properties"]) == set(members)
+        assert "limit" not in arg_schema.get("required", [])
+    assert param.reserved == (("api_key",) if free else ())
