@@ -29,6 +29,7 @@ def split_template(template: str) -> tuple[str, tuple[tuple[str, str], ...]]:
     return path, tuple(pairs)
 
 
+@lru_cache(maxsize=4096)
 def literal_query(template: str) -> tuple[tuple[str, str], ...]:
     """The literal query pairs of ``template``, percent-encoded for the wire."""
     return tuple((quote(name, safe=""), quote(value, safe="")) for name, value in split_template(template)[1])
