@@ -27,12 +27,21 @@ __all__ = ["WireNames"]
 class WireNames:
     """The names one request's query or cookie pairs may use; :meth:`claim` checks each parameter's."""
 
-    __slots__ = ("_declared", "_owners")
+    __slots__ = ("_declared_cache", "_literal", "_location", "_owners", "_params")
 
     def __init__(self, params: Sequence[ParamBinding], location: str, literal: Iterable[str] = ()) -> None:
-        self._declared = {name.lower() for name in literal}
-        self._declared.update(p.wire.lower() for p in params if p.location == location)
+        # Built on the first member name only: most calls send none, and this runs on every call.
+        self._params, self._location, self._literal = params, location, literal
+        self._declared_cache: set[str] | None = None
         self._owners: dict[str, str] = {}
+
+    @property
+    def _declared(self) -> set[str]:
+        if self._declared_cache is None:
+            declared = {name.lower() for name in self._literal}
+            declared.update(p.wire.lower() for p in self._params if p.location == self._location)
+            self._declared_cache = declared
+        return self._declared_cache
 
     def claim(self, param: ParamBinding, pairs: Sequence[tuple[str, str]]) -> None:
         """Check the (encoded) ``pairs`` ``param`` produced.
