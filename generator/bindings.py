@@ -12,7 +12,7 @@ is recorded in the catalogue (``ParamBinding.bound``); the runtime fills it at c
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from bridge.binding import BoundValue, ParamBinding
@@ -75,3 +75,28 @@ def unused(global_bind: Mapping[str, Any], params: Iterable[ParamBinding]) -> li
     """Global keys that bound no parameter of any operation (probably a typo)."""
     used = {(p.wire, p.location) for p in params if p.bound is not None}
     return [key for key in global_bind if not any(find({key: None}, location, wire) == key for wire, location in used)]
+
+
+def for_operation(
+    global_bind: Mapping[str, Any],
+    own: Any,
+    candidates: Sequence[Mapping[str, Any]],
+    warn: Callable[[str], None],
+) -> dict[tuple[str, str], BoundValue]:
+    """``(name, in)`` -> value of each bound parameter among ``candidates`` (parameter objects)."""
+    wanted = merged(global_bind, own)
+    found: dict[tuple[str, str], BoundValue] = {}
+    matched: set[str] = set()
+    for node in candidates:
+        key = find(wanted, node["in"], node["name"])
+        if key is None:
+            continue
+        matched.add(key)
+        try:
+            found[(node["name"], node["in"])] = bound_value(wanted[key])
+        except BindError as exc:
+            warn(f"bind {key!r}: {exc}; ignored")
+    for key in own if isinstance(own, Mapping) else ():
+        if str(key) not in matched:
+            warn(f"bind {key!r} names no parameter of this operation; ignored")
+    return found

@@ -371,7 +371,9 @@ def _params(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Param, 
     # The operator may bind a credential slot (a scheme the operation does not list), never a
     # header no argument may set nor a pair the template fixes.
     bindable = [p for p in declared if not is_never_an_argument(p["in"], p["name"]) and not _is_fixed(p, fixed)]
-    binds = _binds(ctx, raw, bindable)
+    binds = bind_config.for_operation(
+        ctx.options.bindings, raw.overrides.get("bind"), bindable, lambda detail: ctx.warn(raw.label, detail)
+    )
     kept = [p for p in declared if (p["name"], p["in"]) in binds or not _is_implicit(p, credentials, fixed)]
     _check_path_variables(template, kept)
     # Names an object parameter's members may never take, per location.
@@ -388,29 +390,6 @@ def _params(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Param, 
                 reserved = taken[location] - {node["name"]}
                 params.append(_param(ctx, node, inputs, reserved, binds.get((node["name"], location))))
     return tuple(params)
-
-
-def _binds(
-    ctx: _Context, raw: _RawOperation, candidates: Sequence[Mapping[str, Any]]
-) -> dict[tuple[str, str], BoundValue]:
-    """``(name, in)`` -> the configured value of each bound parameter of this operation."""
-    wanted = bind_config.merged(ctx.options.bindings, raw.overrides.get("bind"))
-    own = raw.overrides.get("bind")
-    found: dict[tuple[str, str], BoundValue] = {}
-    matched: set[str] = set()
-    for node in candidates:
-        key = bind_config.find(wanted, node["in"], node["name"])
-        if key is None:
-            continue
-        matched.add(key)
-        try:
-            found[(node["name"], node["in"])] = bind_config.bound_value(wanted[key])
-        except bind_config.BindError as exc:
-            ctx.warn(raw.label, f"bind {key!r}: {exc}; ignored")
-    for key in own if isinstance(own, Mapping) else ():
-        if str(key) not in matched:
-            ctx.warn(raw.label, f"bind {key!r} names no parameter of this operation; ignored")
-    return found
 
 
 def _merged_params(ctx: _Context, raw: _RawOperation) -> list[dict[str, Any]]:
