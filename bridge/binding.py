@@ -27,6 +27,15 @@ _CONFIG = ConfigDict(extra="forbid")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class BoundValue:
+    """Where a parameter bound by the operator's configuration gets its value: an environment
+    variable (a secret, redacted everywhere) or a fixed text. Never from the model."""
+
+    env: str | None = None
+    value: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
 class ParamBinding:
     """One OpenAPI parameter: the tool argument that feeds it and how it goes on the wire."""
 
@@ -40,6 +49,15 @@ class ParamBinding:
     # Set when the parameter is described with `content` instead of `schema`: the value is
     # serialised in that media type (JSON) and then encoded as a plain string.
     content_type: str | None = None
+    # A form-exploded query or cookie object sends each member as a name of its own
+    # (bridge/wire_names.py): the member names it may send (none unless listed), or any name when
+    # `free_members` (the spec allows free keys) except another parameter's or a `reserved` one
+    # (credential slots), compared case-insensitively.
+    members: tuple[str, ...] = ()
+    free_members: bool = False
+    reserved: tuple[str, ...] = ()
+    # Set by `bind:` in the generator's config: the value comes from there, and `arg` is "".
+    bound: BoundValue | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)

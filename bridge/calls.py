@@ -175,7 +175,11 @@ class OperationCall:
     def prepare(self, arguments: Mapping[str, Any]) -> PreparedRequest:
         """Step 2: the request, built from validated arguments and checked (origin, path, headers)."""
         return build_request(
-            self.entry.binding, dict(arguments), base_url=self.runtime.base_url, operation=self.operation
+            self.entry.binding,
+            dict(arguments),
+            base_url=self.runtime.base_url,
+            operation=self.operation,
+            bound=self.runtime.credentials.bound_values,
         )
 
     async def authorize(

@@ -83,7 +83,8 @@ def _read_config(path: Path | None) -> dict[str, Any]:
     "config_path",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="YAML/JSON file with per-operation overrides: {operations: {<operationId or 'METHOD /path'>: "
-    "{name, annotations, exclude, output: {fields, max_items, max_string, max_bytes}}}}.",
+    "{name, annotations, exclude, output: {fields, max_items, max_string, max_bytes}, bind}}}, and "
+    "bind: {<parameter>: env:VAR or a fixed value} for every operation.",
 )
 @click.option(
     "--mode",
@@ -156,6 +157,7 @@ def generate(
         strict=strict,
         allow_remote_refs=allow_remote_refs,
         overrides=dict(config.get("operations") or {}),
+        bindings=dict(config.get("bind") or {}),
         models=not no_models,
         mode="discovery" if mode == "discovery" else "tools",
         output_schemas=not no_output_schemas,

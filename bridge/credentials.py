@@ -51,7 +51,7 @@ import os
 import re
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
@@ -198,6 +198,7 @@ class Credentials:
         token_timeout: float = DEFAULT_TOKEN_TIMEOUT,
         expiry_margin: float = DEFAULT_TOKEN_EXPIRY_MARGIN,
         user_agent: str | None = None,
+        bound_env: Iterable[str] = (),
     ) -> None:
         if environ is None:
             environ = os.environ
@@ -208,6 +209,13 @@ class Credentials:
                 raw = environ.get(var.name)
                 if raw is not None:
                     self._env[var.name] = raw.strip()
+        # Variables bound to parameters by the generator's `bind:` config: secrets like the rest.
+        self._bound: dict[str, str] = {}
+        for name in bound_env:
+            raw = environ.get(name)
+            if raw is not None and raw.strip():
+                self._bound[name] = raw.strip()
+        self._bound_view: Mapping[str, str] = MappingProxyType(self._bound)
         self._base_url = httpx.URL(base_url) if base_url is not None else None
         self._transport = transport
         self._clock = clock
@@ -220,6 +228,7 @@ class Credentials:
         self._tokens: deque[str] = deque(maxlen=_REMEMBERED_TOKENS)
         for scheme in self._schemes.values():
             self._collect_secrets(scheme)
+        self._secrets.update(self._bound.values())
         self._redact_pattern: re.Pattern[str] | None = None
         self._rebuild_redaction()
 
@@ -287,6 +296,11 @@ class Credentials:
 
     def configured(self, scheme_name: str) -> bool:
         return self.missing(scheme_name) is None
+
+    @property
+    def bound_values(self) -> Mapping[str, str]:
+        """Values of the environment variables bound parameters read (only those that are set)."""
+        return self._bound_view
 
     # ------------------------------------------------------------------------------------ choice
 

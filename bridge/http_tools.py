@@ -21,6 +21,7 @@ import httpx
 import mcp_types
 
 from bridge.binding import OPERATION_META_KEY, Catalogue, ToolAnnotationsSpec, ToolEntry
+from bridge.bound import bound_env_names
 from bridge.calls import CallContext, OperationCall, current_identity
 from bridge.contract import ResponseContract
 from bridge.credentials import Credentials
@@ -89,13 +90,19 @@ class HttpRuntime:
             variables=dict(server_variables or {}),
             env_var=base_url_env_var,
         )
+        bound_env = bound_env_names(catalogue)
         credentials = Credentials(
             catalogue.security_schemes,
             environ,
             base_url=url,
             transport=token_transport,
             user_agent=USER_AGENT,
+            bound_env=bound_env,
         )
+        unset = [name for name in bound_env if name not in credentials.bound_values]
+        if unset:
+            # Like a missing credential: serving goes on, and the tools that need it say what to set.
+            logger.warning("bound parameters read unset environment variables: %s", ", ".join(unset))
         upstream = Upstream(
             url, settings=settings, transport=transport, redact=credentials.redact, name=catalogue.title
         )

@@ -6,7 +6,10 @@ that its scheme, host and port are the base URL's and that its path is the base 
 template with only its slots filled. Anything else raises :class:`UnsafeRequestError` and nothing
 is sent. No argument is ever used as a URL, a header name or a cookie name. Path values that are
 empty, ``.``/``..`` or contain a ``.``/``..`` component between slashes (in any percent-encoded
-spelling) are refused as :class:`InvalidArgumentsError` (see :mod:`bridge.styles`).
+spelling) are refused as :class:`InvalidArgumentsError` (see :mod:`bridge.styles`). A template's
+``#fragment`` is dropped and its ``?literal`` pairs go first in the query (:mod:`bridge.path_template`);
+object members sent as names of their own are checked by :mod:`bridge.wire_names`; parameters the
+operator bound take their value from the binding or the environment (:mod:`bridge.bound`).
 :func:`check_prepared` repeats the URL checks and checks header names and values once more right
 before :class:`~bridge.upstream.Upstream` sends, so a request altered after building is refused too.
 
@@ -33,8 +36,10 @@ from urllib.parse import quote, unquote
 import httpx
 
 from bridge.binding import BodyBinding, HttpBinding, ParamBinding, ServerSpec
+from bridge.bound import bound_value
 from bridge.credentials import CredentialParts
 from bridge.errors import BridgeError, InvalidArgumentsError, UnsafeRequestError
+from bridge.path_template import literal_query, split_template
 from bridge.sendable import check_sendable, check_url_length
 from bridge.styles import (
     has_dot_component,
@@ -46,6 +51,7 @@ from bridge.styles import (
     serialize_path,
     serialize_query,
 )
+from bridge.wire_names import WireNames
 
 __all__ = [
     "DEFAULT_ACCEPT",
@@ -240,15 +246,19 @@ def build_request(
     *,
     base_url: httpx.URL | str,
     operation: str | None = None,
+    bound: Mapping[str, str] | None = None,
 ) -> PreparedRequest:
     """The HTTP request ``binding`` describes for ``args`` (already schema-validated).
 
     Arguments not named by the binding are ignored. Values that cannot be put on the wire safely
-    are refused before anything is sent.
+    are refused before anything is sent. Bound parameters (``ParamBinding.bound``) take their
+    value from the binding or from ``bound`` (environment variable -> value), never from ``args``.
 
     Raises:
         InvalidArgumentsError: a value cannot be sent (dot/empty path value, header control
-            characters, bad base64, missing required value).
+            characters, bad base64, missing required value, an object member named like another
+            parameter).
+        CredentialsError: a bound parameter's environment variable is not set.
         UnsafeRequestError: the built URL would leave the base URL's origin or the operation's path.
     """
     for name, value in args.items():
@@ -263,20 +273,30 @@ def build_request(
     if not _TOKEN.fullmatch(method):
         raise UnsafeRequestError(f"{op}: the HTTP method is not valid.")
 
+    template, literal = split_template(binding.path)
+    fixed = {name for name, _ in literal}
     path_params: dict[str, ParamBinding] = {}
-    query: list[tuple[str, str]] = []
+    path_values: dict[str, Any] = {}
+    query: list[tuple[str, str]] = list(literal_query(binding.path))
     headers: list[tuple[str, str]] = [("Accept", ", ".join(binding.accept) if binding.accept else DEFAULT_ACCEPT)]
     cookies: list[tuple[str, str]] = []
+    query_names = WireNames(binding.params, "query", fixed)
+    cookie_names = WireNames(binding.params, "cookie")
     for param in binding.params:
         if param.location == "header" and _forbidden_header(param.wire):
             continue
-        value = args.get(param.arg)
+        if param.location == "query" and param.wire in fixed:
+            continue  # the path template sends this one
+        value = args.get(param.arg) if param.bound is None else bound_value(param, bound or {})
         if value is None and param.required and param.location != "path":
             raise InvalidArgumentsError(f'Argument "{param.arg}" is required.')
         if param.location == "path":
             path_params[param.wire] = param
+            path_values[param.wire] = value
         elif param.location == "query":
-            query.extend(serialize_query(param, value))
+            pairs = serialize_query(param, value)
+            query_names.claim(param, pairs)
+            query.extend(pairs)
         elif param.location == "header":
             _check_token(param.wire, "header")
             text = serialize_header(param, value)
@@ -284,9 +304,11 @@ def build_request(
                 headers.append((param.wire, text))
         else:
             _check_token(param.wire, "cookie")
-            cookies.extend(serialize_cookie(param, value))
+            pairs = serialize_cookie(param, value)
+            cookie_names.claim(param, pairs)
+            cookies.extend(pairs)
 
-    path, segments = _fill_template(base, binding.path, path_params, args, op)
+    path, segments = _fill_template(base, template, path_params, path_values, op)
 
     content: bytes | None = None
     content_type: str | None = None
@@ -359,7 +381,7 @@ def _fill_template(
     base: httpx.URL,
     template: str,
     params: Mapping[str, ParamBinding],
-    args: Mapping[str, Any],
+    values: Mapping[str, Any],
     op: str,
 ) -> tuple[str, tuple[str | None, ...]]:
     if not template.startswith("/"):
@@ -376,7 +398,7 @@ def _fill_template(
             param = params.get(match.group(1))
             if param is None:
                 raise UnsafeRequestError(f"{op}: the path slot {{{match.group(1)}}} has no argument bound to it.")
-            pieces.append(serialize_path(param, args.get(param.arg)))
+            pieces.append(serialize_path(param, values.get(param.wire)))
             has_slot = True
             pos = match.end()
         pieces.append(quote(raw_segment[pos:], safe=_TEMPLATE_SAFE))

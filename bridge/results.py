@@ -327,7 +327,7 @@ def _hint(
             "one of the API's credentials; retrying will not help."
         )
     if status == 404:
-        path_args = [p.arg for p in binding.params if p.location == "path"]
+        path_args = [p.arg for p in binding.params if p.location == "path" and p.bound is None]
         if path_args:
             return "Nothing was found. Check the ids and path arguments (" + ", ".join(path_args) + ")."
         return "Nothing was found at this path. Check the arguments."

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge.binding import (
+    BoundValue,
     HttpBinding,
     JsonSchema,
     ParamLocation,
@@ -33,6 +34,10 @@ class Param:
     allow_reserved: bool = False
     content_type: str | None = None
     deprecated: bool = False
+    members: tuple[str, ...] = ()  # see bridge.binding.ParamBinding
+    free_members: bool = False
+    reserved: tuple[str, ...] = ()
+    bound: BoundValue | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,12 +5,14 @@ skipped and a WARNING names it and the reason (ERROR with ``options.strict``). O
 out on purpose (filters, ``x-mcp: {exclude: true}``) go to ``Api.excluded``.
 
 Every declared parameter becomes an argument, except the ones OpenAPI itself says to ignore
-(``Accept``, ``Content-Type`` and ``Authorization`` headers) and the credential parameter of an
-apiKey scheme the operation uses (the runtime fills that one in from the environment).
+(``Accept``, ``Content-Type`` and ``Authorization`` headers), the slot of any apiKey scheme (the
+runtime fills that one in from the environment; see ``generator.param_rules``), query pairs the
+path template fixes, and parameters the config binds (``generator.bindings``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -20,15 +22,17 @@ from typing import Any
 from bridge.binding import (
     BodyBinding,
     BodyField,
+    BoundValue,
     HttpBinding,
     JsonSchema,
     ParamBinding,
     ParamLocation,
-    SchemeUse,
     ToolAnnotationsSpec,
 )
+from bridge.path_template import split_template
 from bridge.request import FORBIDDEN_HEADERS
-from generator import naming
+from generator import bindings as bind_config
+from generator import naming, param_rules
 from generator import pointer as jsonpointer
 from generator.ir import Api, Body, Operation, Param, Response
 from generator.issues import Issue, Level
@@ -95,7 +99,11 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
     name = options.name or package_name(str(info.get("title") or ""))
     env_prefix = env_prefix_for(name)
     level = Level.ERROR if options.strict else Level.WARNING
+    bindings, bind_problems = bind_config.usable(options.bindings)
+    options = dataclasses.replace(options, bindings=bindings)
     ctx = _Context(document, options, source_name, SchemaConverter(document), {}, level)
+    for problem in bind_problems:
+        ctx.warn("config: bind", problem)
     ctx.schemes = security_schemes(ctx, env_prefix)
     max_length = _max_name_length(ctx)
 
@@ -113,6 +121,9 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
             operations.append(_build_operation(ctx, raw, names[raw.label], annotations[raw.label]))
         except _Skip as skip:
             ctx.warn(raw.label, f"skipped: {skip}")
+    all_params = [p for op in operations for p in op.binding.params]
+    for key in bind_config.unused(options.bindings, all_params):
+        ctx.warn("config: bind", f"{key!r} names no parameter of any generated operation; ignored")
     return Api(
         name=name,
         title=str(info.get("title") or name),
@@ -278,7 +289,7 @@ def _convert_operation(
 ) -> Operation:
     security = requirements(ctx, raw)
     inputs = _Inputs()
-    params = _params(ctx, raw, security, inputs)
+    params = _params(ctx, raw, inputs)
     body, body_binding = _body(ctx, raw, inputs)
     input_schema: JsonSchema = {
         "type": "object",
@@ -352,18 +363,32 @@ def truncate(text: str, limit: int) -> str:
 # Parameters -------------------------------------------------------------------------------------
 
 
-def _params(
-    ctx: _Context, raw: _RawOperation, security: tuple[tuple[SchemeUse, ...], ...], inputs: _Inputs
-) -> tuple[Param, ...]:
+def _params(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Param, ...]:
     declared = _merged_params(ctx, raw)
-    credentials = _credential_params(ctx, security)
-    kept = [p for p in declared if not _is_implicit(p, credentials)]
-    _check_path_variables(raw.path, kept)
+    credentials = param_rules.credential_slots(ctx.schemes)
+    template, literal = split_template(raw.path)
+    fixed = {name for name, _ in literal}
+    # The operator may bind a credential slot (a scheme the operation does not list), never a
+    # header no argument may set nor a pair the template fixes.
+    bindable = [p for p in declared if not is_never_an_argument(p["in"], p["name"]) and not _is_fixed(p, fixed)]
+    binds = bind_config.for_operation(
+        ctx.options.bindings, raw.overrides.get("bind"), bindable, lambda detail: ctx.warn(raw.label, detail)
+    )
+    kept = [p for p in declared if (p["name"], p["in"]) in binds or not _is_implicit(p, credentials, fixed)]
+    _check_path_variables(template, kept)
+    # Names an object parameter's members may never take, per location.
+    taken: dict[str, set[str]] = {
+        location: {name for loc, name in credentials if loc == location} for location in PARAM_LOCATIONS
+    }
+    taken["query"] |= fixed
+    for node in kept:
+        taken[node["in"]].add(node["name"])
     params: list[Param] = []
     for location in PARAM_LOCATIONS:  # priority order: path keeps a contested name
         for node in kept:
             if node["in"] == location:
-                params.append(_param(ctx, node, inputs))
+                reserved = taken[location] - {node["name"]}
+                params.append(_param(ctx, node, inputs, reserved, binds.get((node["name"], location))))
     return tuple(params)
 
 
@@ -386,21 +411,6 @@ def _merged_params(ctx: _Context, raw: _RawOperation) -> list[dict[str, Any]]:
     return list(merged.values())
 
 
-def _credential_params(ctx: _Context, security: tuple[tuple[SchemeUse, ...], ...]) -> set[tuple[str, str]]:
-    """(location, name) of apiKey credentials this operation's security supplies; headers lower-cased."""
-    found: set[tuple[str, str]] = set()
-    for alternative in security:
-        for use in alternative:
-            scheme = ctx.schemes.get(use.scheme)
-            if scheme and scheme.type == "apiKey" and scheme.location and scheme.param_name:
-                found.add((scheme.location, _param_key(scheme.location, scheme.param_name)))
-    return found
-
-
-def _param_key(location: str, name: str) -> str:
-    return name.lower() if location == "header" else name
-
-
 def is_never_an_argument(location: str, name: str) -> bool:
     """Headers no argument may set: the ones OpenAPI says to ignore, and the ones the runtime
     never sends (framing, hop-by-hop, Host, Cookie, X-Forwarded-*): an argument that is silently
@@ -411,12 +421,19 @@ def is_never_an_argument(location: str, name: str) -> bool:
     )
 
 
-def _is_implicit(param: Mapping[str, Any], credentials: set[tuple[str, str]]) -> bool:
-    """Parameters left out by design: headers no argument may set, and apiKey credentials."""
+def _is_implicit(param: Mapping[str, Any], credentials: set[tuple[str, str]], fixed: set[str]) -> bool:
+    """Parameters left out by design: headers no argument may set, apiKey slots, and query pairs
+    the path template fixes (``/?Action=X``: the runtime sends those)."""
     location, name = param["in"], param["name"]
     if is_never_an_argument(location, name):
         return True
-    return (location, _param_key(location, name)) in credentials
+    if _is_fixed(param, fixed):
+        return True
+    return (location, param_rules.slot_key(location, name)) in credentials
+
+
+def _is_fixed(param: Mapping[str, Any], fixed: set[str]) -> bool:
+    return param["in"] == "query" and param["name"] in fixed
 
 
 def _check_path_variables(path: str, params: Sequence[Mapping[str, Any]]) -> None:
@@ -426,12 +443,13 @@ def _check_path_variables(path: str, params: Sequence[Mapping[str, Any]]) -> Non
         raise _Skip(f"path variable {{{missing[0]}}} has no path parameter")
 
 
-def _param(ctx: _Context, node: Mapping[str, Any], inputs: _Inputs) -> Param:
+def _param(
+    ctx: _Context, node: Mapping[str, Any], inputs: _Inputs, reserved: set[str], bound: BoundValue | None
+) -> Param:
     name: str = node["name"]
     location: ParamLocation = node["in"]
     raw_schema, content_type = _param_schema(node)
     converted = ctx.converter.convert(raw_schema, REQUEST)
-    inputs.needs.update(converted.needs)
     description = _text(node.get("description"))
     deprecated = node.get("deprecated") is True
     schema = _described(converted.schema, description)
@@ -443,13 +461,26 @@ def _param(ctx: _Context, node: Mapping[str, Any], inputs: _Inputs) -> Param:
     elif required:
         # An empty required array or object has no serialisation: it would leave the parameter out.
         schema = _non_empty(schema, kinds=("array", "object"))
-    arg = inputs.names.claim(name, location)
-    inputs.properties[arg] = schema
-    if required:
-        inputs.required.append(arg)
     style = node.get("style")
     style = style if isinstance(style, str) else ("form" if location in ("query", "cookie") else "simple")
     explode = node.get("explode")
+    explode = explode if isinstance(explode, bool) else style == "form"
+    members: tuple[str, ...] = ()
+    free_members = False
+    slots: tuple[str, ...] = ()
+    if param_rules.members_become_names(location, style, explode, content_type):
+        schema, members, free_members = param_rules.restrict_members(ctx.converter, schema, reserved)
+        if free_members:
+            # The runtime knows the other parameters, not the credential slots.
+            slots = param_rules.slot_names(ctx.schemes, location)
+    if bound is not None:
+        arg = ""  # not an argument: the runtime fills it in
+    else:
+        inputs.needs.update(converted.needs)
+        arg = inputs.names.claim(name, location)
+        inputs.properties[arg] = schema
+        if required:
+            inputs.required.append(arg)
     return Param(
         wire_name=name,
         arg_name=arg,
@@ -457,11 +488,15 @@ def _param(ctx: _Context, node: Mapping[str, Any], inputs: _Inputs) -> Param:
         required=required,
         schema=schema if isinstance(schema, dict) else {},
         style=style,
-        explode=explode if isinstance(explode, bool) else style == "form",
+        explode=explode,
         description=description,
         allow_reserved=node.get("allowReserved") is True,
         content_type=content_type,
         deprecated=deprecated,
+        members=members,
+        free_members=free_members,
+        reserved=slots,
+        bound=bound,
     )
 
 
@@ -500,6 +535,10 @@ def _param_binding(param: Param) -> ParamBinding:
         required=param.required,
         allow_reserved=param.allow_reserved,
         content_type=param.content_type,
+        members=param.members,
+        free_members=param.free_members,
+        reserved=param.reserved,
+        bound=param.bound,
     )
 
 

@@ -124,4 +124,11 @@ def _env_vars(catalogue: Catalogue) -> list[tuple[str, str]]:
         for var in scheme.env:
             kind = f"{scheme.type}, {scheme.http_scheme}" if scheme.http_scheme else scheme.type
             rows.append((var.name, f"`{scheme_name}` ({kind}): {var.role}"))
+    bound: dict[str, list[str]] = {}
+    for tool in catalogue.tools:
+        for param in tool.binding.params:
+            if param.bound is not None and param.bound.env:
+                bound.setdefault(param.bound.env, []).append(f"`{param.wire}` ({param.location})")
+    for name, uses in bound.items():
+        rows.append((name, "bound parameter " + ", ".join(dict.fromkeys(uses)) + " (a secret)"))
     return rows

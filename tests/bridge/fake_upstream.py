@@ -314,6 +314,8 @@ def binding_from_spec(
         location = param["in"]
         style = param.get("style", _DEFAULT_STYLE[location])
         content = param.get("content")
+        schema = param.get("schema", {})
+        declared = schema.get("properties") if schema.get("type") == "object" else None
         params.append(
             ParamBinding(
                 arg=param["name"] if location != "header" else param["name"].lower().replace("-", "_"),
@@ -324,6 +326,10 @@ def binding_from_spec(
                 required=param.get("required", location == "path"),
                 allow_reserved=param.get("allowReserved", False),
                 content_type=next(iter(content)) if content else None,
+                # As the generator does: declared properties only, unless the schema allows more.
+                members=tuple(declared or ()),
+                free_members=schema.get("type") == "object"
+                and schema.get("additionalProperties", not declared) is not False,
             )
         )
     body: BodyBinding | None = None

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from bridge.path_template import split_template
 from generator.generate import build_api
 from generator.ir import Api
 from generator.options import GenerateOptions
@@ -49,15 +50,16 @@ def _declared_operations(document: dict[str, Any]) -> list[tuple[str, str, dict[
     return out
 
 
-def _credential_params(document: dict[str, Any], op: dict[str, Any]) -> set[tuple[str, str]]:
+def _credential_params(document: dict[str, Any]) -> set[tuple[str, str]]:
+    """``(name, in)`` of every apiKey slot of the document (header names lower-cased): never an
+    argument, whether or not the operation lists the scheme (P11)."""
     schemes = (document.get("components") or {}).get("securitySchemes") or {}
-    requirements = op.get("security", document.get("security")) or []
     out = set()
-    for alternative in requirements:
-        for name in alternative:
-            scheme = _deref(document, schemes.get(name) or {})
-            if scheme.get("type") == "apiKey":
-                out.add((scheme.get("name"), scheme.get("in")))
+    for node in schemes.values():
+        scheme = _deref(document, node or {})
+        if scheme.get("type") == "apiKey" and isinstance(scheme.get("name"), str):
+            name = scheme["name"].lower() if scheme.get("in") == "header" else scheme["name"]
+            out.add((name, scheme.get("in")))
     return out
 
 
@@ -76,14 +78,18 @@ def _check_api(document: dict[str, Any], api: Api) -> None:
             assert op.output_schema["type"] == "object"
             assert unresolved_refs(op.output_schema) == [], op.label
         bound = {(p.wire, p.location): p.arg for p in op.binding.params}
-        credentials = _credential_params(document, op_doc)
+        credentials = _credential_params(document)
+        fixed = {name for name, _ in split_template(path)[1]}
         properties = op.input_schema["properties"]
         for param in params:
             key = (param["name"], param["in"])
             if is_never_an_argument(param["in"], param["name"]):
                 continue
-            if key in credentials:
+            if (param["name"].lower() if param["in"] == "header" else param["name"], param["in"]) in credentials:
+                assert key not in bound, f"{op.label}: credential slot {key} is an argument"
                 continue
+            if param["in"] == "query" and param["name"] in fixed:
+                continue  # the path template sends it
             assert key in bound, f"{op.label}: parameter {key} dropped"
             assert bound[key] in properties, f"{op.label}: argument {bound[key]} missing from the schema"
         if "requestBody" in op_doc:

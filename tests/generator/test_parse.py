@@ -705,8 +705,9 @@ def test_security_requirements_become_alternatives() -> None:
 def test_api_key_credential_parameter_is_not_an_argument() -> None:
     ops = by_label(parse(SECURITY_SPEC))
     assert list(ops["GET /pets"].input_schema["properties"]) == ["q"]
-    # Without the scheme the runtime would not send the key, so the argument stays.
-    assert list(ops["GET /public"].input_schema["properties"]) == ["api_key"]
+    # Not even where the operation does not list the scheme: a model-chosen value in a credential
+    # slot is a credential the operator never gave.
+    assert list(ops["GET /public"].input_schema["properties"]) == []
 
 
 def test_undeclared_security_scheme_is_ignored_with_one_warning() -> None:

@@ -12,6 +12,7 @@ from bridge.binding import ToolEntry
 from bridge.errors import InvalidArgumentsError
 from bridge.package import load_catalogue
 from bridge.request import build_request
+from generator.pointer import resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = httpx.URL("http://upstream.test:8080/base")
@@ -60,22 +61,52 @@ NASTY: tuple[str, ...] = (
 
 
 @functools.cache
-def all_operations() -> tuple[tuple[str, ToolEntry], ...]:
-    """``(source, entry)`` for every tool of the golden packages and of every corpus spec that loads."""
-    from generator.generate import build_catalogue
+def all_apis() -> tuple[tuple[str, frozenset[tuple[str, str]], tuple[ToolEntry, ...]], ...]:
+    """``(source, apiKey slots, tools)`` for the golden packages and every corpus spec that loads.
+
+    The slots are ``(location, name)`` of every apiKey scheme the document declares (header names
+    lower-cased), used by its operations or not.
+    """
+    from generator.generate import build_api, finish_catalogue
+    from generator.load import load_spec
     from generator.options import GenerateOptions
+    from tests.golden import GOLDEN_SPECS, spec_path
     from tests.node_tools import oas_examples
 
-    found: list[tuple[str, ToolEntry]] = []
-    for folder in sorted((ROOT / "generated").iterdir()):
+    found: list[tuple[str, frozenset[tuple[str, str]], tuple[ToolEntry, ...]]] = []
+    for name in sorted(GOLDEN_SPECS):
+        folder = ROOT / "generated" / name
         if (folder / "catalogue.json").is_file():
-            found.extend((f"golden:{folder.name}", entry) for entry in load_catalogue(folder).tools)
+            document = load_spec(str(spec_path(name)), validate=False).document
+            found.append((f"golden:{name}", api_key_slots(document), load_catalogue(folder).tools))
     for spec in oas_examples():
         try:
-            catalogue, _ = build_catalogue(str(spec), GenerateOptions())
+            loaded, api = build_api(str(spec), GenerateOptions())
+            _, catalogue = finish_catalogue(api, GenerateOptions())
         except Exception:  # a spec the generator refuses is not part of this property
             continue
-        found.extend((f"corpus:{spec.parent.parent.name}/{spec.name}", entry) for entry in catalogue.tools)
+        source = f"corpus:{spec.parent.parent.name}/{spec.name}"
+        found.append((source, api_key_slots(loaded.document), catalogue.tools))
+    return tuple(found)
+
+
+def api_key_slots(document: dict[str, Any]) -> frozenset[tuple[str, str]]:
+    components = document.get("components")
+    schemes = components.get("securitySchemes") if isinstance(components, dict) else None
+    slots = set()
+    for node in (schemes or {}).values() if isinstance(schemes, dict) else ():
+        if isinstance(node, dict) and "$ref" in node:
+            node = resolve(document, node["$ref"])
+        if isinstance(node, dict) and node.get("type") == "apiKey" and isinstance(node.get("name"), str):
+            location = node.get("in")
+            slots.add((location, node["name"].lower() if location == "header" else node["name"]))
+    return frozenset(slots)
+
+
+@functools.cache
+def all_operations() -> tuple[tuple[str, ToolEntry], ...]:
+    """``(source, entry)`` for every tool of the golden packages and of every corpus spec that loads."""
+    found = [(source, entry) for source, _, tools in all_apis() for entry in tools]
     return tuple((source, entry) for source, entry in found if base_args(entry) is not None)
 
 
