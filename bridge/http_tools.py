@@ -116,7 +116,7 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
     """The :class:`Tool` that calls ``entry``'s operation through ``runtime``."""
     binding = entry.binding
     operation = entry.operation
-    output_check = OutputCheck(entry.output_schema) if entry.output_schema is not None else None
+    output_check = OutputCheck(entry.output_schema, entry.name) if entry.output_schema is not None else None
     redact = runtime.credentials.redact
 
     async def run(args: dict[str, Any], ctx: ToolContext) -> mcp_types.CallToolResult:

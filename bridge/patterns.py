@@ -1,0 +1,109 @@
+"""``pattern`` / ``patternProperties`` matching in time linear in the value.
+
+A spec's pattern is ECMA-262 and the value comes from the model (or the upstream), so neither is
+trusted: Python's backtracking ``re`` took 3.4 s on a 27-character value for
+``^[a-zA-Z0-9]+([._-]?[a-zA-Z0-9]+)*$``, four times more for every two more characters, and
+about 60 bytes of memory per character of a long base64 value. Patterns are matched by the Rust
+``regex`` crate behind ``jsonschema_rs`` (already a dependency), whose finite automata match in
+time linear in the value and memory bounded by the pattern.
+
+Constructs that engine refuses (lookaround, backreferences) go to ``fancy-regex`` with a
+backtracking budget (:data:`BACKTRACK_LIMIT` steps, about a millisecond): when the budget runs
+out, or neither engine compiles the pattern, the pattern is not enforced (the value passes, and
+it is logged once). Python's ``re`` never sees a spec's pattern.
+
+Semantics are ECMA-262's (``jsonschema_rs`` translates the pattern), not Python's: ``\\d``,
+``\\w`` and ``\\b`` are ASCII-only, ``\\s`` includes U+FEFF, ``\\p{L}`` and ``\\u{1F600}`` work,
+``$`` matches only at the very end (Python's also before a final newline), and ``.`` never
+matches a line terminator. A few ECMA spellings neither Rust engine reads (``[^]``, ``\\0``,
+``[\\b]``) are not enforced.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema_rs
+
+__all__ = ["BACKTRACK_LIMIT", "MAX_CACHED_PATTERNS", "Pattern", "compiled_pattern"]
+
+logger = logging.getLogger("bridge.validation")
+
+BACKTRACK_LIMIT = 100_000
+"""Backtracking steps a lookaround/backreference pattern may take on one value (~1 ms)."""
+
+MAX_CACHED_PATTERNS = 4096
+"""Distinct patterns kept compiled; the cache starts over when full (a spec has a few hundred)."""
+
+_LINEAR = jsonschema_rs.RegexOptions()
+_BOUNDED = jsonschema_rs.FancyRegexOptions(backtrack_limit=BACKTRACK_LIMIT)
+_OUT_OF_BUDGET = jsonschema_rs.ValidationErrorKind.BacktrackLimitExceeded
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """One compiled ECMA-262 pattern; ``search`` says whether it matches anywhere in a string."""
+
+    source: str
+    engine: str  # "linear", "backtracking" (budgeted) or "none" (not enforced)
+    _matcher: Any
+
+    def search(self, text: str) -> bool | None:
+        """True or False; None when the answer is unknown (not compiled, or over the budget)."""
+        if self._matcher is None:
+            return None
+        if self._matcher.is_valid(text):
+            return True
+        if self.engine == "linear":
+            return False
+        # A miss of the budgeted engine is either "no match" or "gave up": only the error says which.
+        for error in self._matcher.iter_errors(text):
+            if isinstance(error.kind, _OUT_OF_BUDGET):
+                _log_once(self.source, "ran out of its backtracking budget")
+                return None
+        return False
+
+    def rejects(self, text: str) -> bool:
+        """The pattern is known not to match ``text`` (unknown answers never reject)."""
+        return self.search(text) is False
+
+    def accepts(self, text: str) -> bool:
+        """The pattern matches ``text``, or its answer is unknown (an unenforced pattern admits)."""
+        return self.search(text) is not False
+
+
+_CACHE: dict[str, Pattern] = {}
+_LOGGED: set[str] = set()
+
+
+def _log_once(source: str, what: str) -> None:
+    if len(_LOGGED) < MAX_CACHED_PATTERNS and source not in _LOGGED:
+        _LOGGED.add(source)
+        logger.warning("pattern %r %s; it is not enforced for that value", source[:200], what)
+
+
+def _build(source: str, options: Any) -> Any:
+    try:
+        return jsonschema_rs.Draft202012Validator({"type": "string", "pattern": source}, pattern_options=options)
+    except (jsonschema_rs.ValidationError, ValueError):
+        return None
+
+
+def compiled_pattern(source: str) -> Pattern:
+    """The cached :class:`Pattern` for ``source`` (compiled on first use)."""
+    found = _CACHE.get(source)
+    if found is not None:
+        return found
+    matcher = _build(source, _LINEAR)
+    engine = "linear"
+    if matcher is None:
+        matcher, engine = _build(source, _BOUNDED), "backtracking"
+    if matcher is None:
+        engine = "none"
+        _log_once(source, "is not an ECMA-262 regular expression the bridge can run")
+    if len(_CACHE) >= MAX_CACHED_PATTERNS:
+        _CACHE.clear()
+    pattern = _CACHE[source] = Pattern(source, engine, matcher)
+    return pattern
