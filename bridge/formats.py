@@ -125,6 +125,7 @@ FORMAT_NOUNS = {
 
 _CHUNK = 64 * 1024  # characters decoded at once: a multiple of 4, so only the last chunk is partial
 _URL_SAFE = str.maketrans("-_", "+/")
+_MAX_HEADER = 4096  # a data: URI's media type and parameters; a longer header is refused
 _MIME = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*", re.ASCII)
 
 
@@ -134,31 +135,32 @@ def is_base64_file(value: str) -> bool:
     Standard and URL-safe alphabets (even mixed), padding optional, no whitespace: exactly what
     the runtime decodes (``bridge.request.decode_file``) and what the schema describes.
     """
-    payload = value
+    start = 0
     if value.startswith("data:"):
-        header, comma, payload = value[5:].partition(",")
-        params = header.split(";")
-        if not comma or len(params) < 2 or params[-1] != "base64":
+        # Only the header is sliced: a copy of the payload would double the memory of the check.
+        comma = value.find(",", 5, _MAX_HEADER)
+        params = value[5:comma].split(";") if comma > 0 else []
+        if len(params) < 2 or params[-1] != "base64":
             return False
         if params[0] and _MIME.fullmatch(params[0]) is None:
             return False
-    return _is_base64(payload)
+        start = comma + 1
+    return _is_base64(value, start)
 
 
-def _is_base64(payload: str) -> bool:
-    if not payload.isascii():
-        return False
-    core = payload.removesuffix("==") if payload.endswith("==") else payload.removesuffix("=")
-    padding = len(payload) - len(core)
-    rest = len(core) % 4
+def _is_base64(text: str, start: int) -> bool:
+    end = len(text)
+    padding = 2 if text.endswith("==", start) else 1 if text.endswith("=", start) else 0
+    end -= padding
+    rest = (end - start) % 4
     if rest == 1 or (padding and rest != 4 - padding):
         return False
-    for start in range(0, len(core), _CHUNK):
-        chunk = core[start : start + _CHUNK].translate(_URL_SAFE)
+    for at in range(start, end, _CHUNK):
+        chunk = text[at : min(at + _CHUNK, end)].translate(_URL_SAFE)
         if len(chunk) % 4:
             chunk += "=" * (-len(chunk) % 4)
         try:
             binascii.a2b_base64(chunk, strict_mode=True)
-        except binascii.Error:
+        except (binascii.Error, ValueError):  # ValueError: a non-ASCII character
             return False
     return True

@@ -270,18 +270,22 @@ class ArgumentsTooLargeError(InvalidArgumentsError):
     """The arguments of a call are over the size cap; nothing was validated or sent."""
 
 
+def _text_bytes(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
 def argument_bytes(value: Any) -> int:
-    """About the UTF-8 JSON size of ``value``: exact for strings, 8 per number, 2 per container."""
+    """About the UTF-8 JSON size of ``value``: exact for strings and keys, 8 a number, 2 a container."""
     total = 0
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            total += len(item) + 2 if item.isascii() else len(item.encode("utf-8", "surrogatepass")) + 2
+            total += _text_bytes(item) + 2
         elif isinstance(item, Mapping):
             total += 2
             for key, child in item.items():
-                total += len(str(key)) + 3
+                total += _text_bytes(str(key)) + 3
                 stack.append(child)
         elif isinstance(item, list | tuple):
             total += 2 + len(item)
