@@ -26,6 +26,7 @@ from bridge.tools import ToolRegistry
 from bridge.transports import ClientAuth, http_app, run_http, run_stdio
 from bridge.trim import FIELDS_INSTRUCTIONS, TrimSettings
 from bridge.trim import INSTRUCTIONS as TRIM_INSTRUCTIONS
+from bridge.validation import DEFAULT_MAX_ARGUMENT_BYTES
 
 logger = logging.getLogger("bridge")
 
@@ -51,6 +52,7 @@ class ServeOptions:
     max_concurrent_calls: int | None = None
     max_queue_wait: float | None = None
     max_calls_per_second: float | None = None
+    max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES  # one call's arguments (0: no cap)
 
 
 def load_target(target: str) -> tuple[Catalogue, Path | None]:
@@ -156,7 +158,13 @@ def server_instructions(catalogue: Catalogue, mode: ServeMode, tool_count: int) 
     return "\n".join(lines)
 
 
-def build_bridge_server(catalogue: Catalogue, registry: ToolRegistry, *, mode: ServeMode | None = None) -> Server:
+def build_bridge_server(
+    catalogue: Catalogue,
+    registry: ToolRegistry,
+    *,
+    mode: ServeMode | None = None,
+    max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
+) -> Server:
     """The MCP server for ``registry``: its tools, or (discovery mode) the three discovery tools."""
     from bridge.render_version import bridge_version
 
@@ -167,6 +175,7 @@ def build_bridge_server(catalogue: Catalogue, registry: ToolRegistry, *, mode: S
         name=catalogue.name,
         version=bridge_version(),
         instructions=server_instructions(catalogue, mode, len(registry)),
+        max_argument_bytes=max_argument_bytes,
     )
 
 
@@ -197,7 +206,7 @@ def serve_target(target: str, options: ServeOptions) -> int:
         raise
     finally:
         gc.enable()
-    server = build_bridge_server(catalogue, registry, mode=options.mode)
+    server = build_bridge_server(catalogue, registry, mode=options.mode, max_argument_bytes=options.max_argument_bytes)
     gc.freeze()
     if options.transport == "http":
         app = http_app(

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from bridge.content import error_result, to_call_result
 from bridge.errors import ToolError
 from bridge.tools import Tool, ToolContext, ToolRegistry
-from bridge.validation import ArgumentValidator
+from bridge.validation import DEFAULT_MAX_ARGUMENT_BYTES, ArgumentValidator
 
 __all__ = ["UNEXPECTED_ERROR_MESSAGE", "build_server", "wire_data", "wire_tool"]
 
@@ -98,9 +98,9 @@ def _single_leaf(exc: BaseException) -> BaseException:
 class _ToolHandlers:
     """The ``tools/list`` and ``tools/call`` handlers over one registry."""
 
-    def __init__(self, registry: ToolRegistry) -> None:
+    def __init__(self, registry: ToolRegistry, max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES) -> None:
         self._registry = registry
-        self._validator = ArgumentValidator(registry)
+        self._validator = ArgumentValidator(registry, max_argument_bytes=max_argument_bytes)
         self._listed: tuple[Tool, ...] = ()
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
@@ -237,6 +237,7 @@ def build_server(
     version: str,
     instructions: str | None = None,
     opentelemetry: bool = True,
+    max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
 ) -> Server[Any]:
     """Build the MCP server that serves ``registry``'s tools.
 
@@ -244,8 +245,9 @@ def build_server(
     message, and trace-context pick-up from ``_meta``). It is kept by default: it costs about
     5-10% of in-process throughput, which is nothing next to an upstream HTTP call, and dropping
     it would silently break tracing for deployments that install an OpenTelemetry SDK.
+    ``max_argument_bytes`` caps one call's arguments (0: no cap; see ``bridge.validation``).
     """
-    handlers = _ToolHandlers(registry)
+    handlers = _ToolHandlers(registry, max_argument_bytes)
     server: Server[Any] = Server(
         name,
         version=version,

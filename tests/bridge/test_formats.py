@@ -126,3 +126,36 @@ def test_arguments_under_the_cap_or_with_no_cap_pass() -> None:
     assert ArgumentValidator({"t": UPLOAD}, max_argument_bytes=4100).validate("t", args) == args
     assert ArgumentValidator({"t": UPLOAD}, max_argument_bytes=0).validate("t", args) == args
     assert ArgumentValidator({"t": UPLOAD}).max_argument_bytes == DEFAULT_MAX_ARGUMENT_BYTES
+
+
+@pytest.mark.anyio
+async def test_the_server_refuses_oversized_arguments_with_a_tool_error_and_never_runs_the_tool() -> None:
+    import anyio
+    import mcp_types
+    from mcp import Client
+
+    from bridge.server import build_server
+    from bridge.tools import Tool, ToolContext, ToolRegistry
+
+    ran: list[dict[str, Any]] = []
+
+    async def run(args: dict[str, Any], ctx: ToolContext) -> str:
+        ran.append(args)
+        return "ok"
+
+    registry = ToolRegistry([Tool(name="upload", run=run, input_schema=UPLOAD)])
+    server = build_server(registry, name="t", version="1", max_argument_bytes=1000)
+    with anyio.fail_after(5):
+        async with Client(server) as client:
+            small = await client.call_tool("upload", {"file": "QUFB"})
+            big = await client.call_tool("upload", {"file": "QUFB" * 1000})
+    assert not small.is_error and ran == [{"file": "QUFB"}]
+    assert big.is_error and len(ran) == 1
+    assert isinstance(big.content[0], mcp_types.TextContent) and '"file" is 4002 bytes' in big.content[0].text
+
+
+def test_the_cli_default_cap_is_the_validation_default() -> None:
+    from bridge.cli import serve
+
+    (option,) = [p for p in serve.params if p.name == "max_argument_bytes"]
+    assert option.default == DEFAULT_MAX_ARGUMENT_BYTES
