@@ -21,11 +21,10 @@ matches a line terminator. A few ECMA spellings neither Rust engine reads (``[^]
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from typing import Any
-
-import jsonschema_rs
 
 __all__ = ["BACKTRACK_LIMIT", "MAX_CACHED_PATTERNS", "Pattern", "compiled_pattern"]
 
@@ -37,9 +36,21 @@ BACKTRACK_LIMIT = 100_000
 MAX_CACHED_PATTERNS = 4096
 """Distinct patterns kept compiled; the cache starts over when full (a spec has a few hundred)."""
 
-_LINEAR = jsonschema_rs.RegexOptions()
-_BOUNDED = jsonschema_rs.FancyRegexOptions(backtrack_limit=BACKTRACK_LIMIT)
-_OUT_OF_BUDGET = jsonschema_rs.ValidationErrorKind.BacktrackLimitExceeded
+
+@functools.cache
+def _engines() -> tuple[Any, Any, Any, Any]:
+    """(module, linear options, budgeted options, out-of-budget error kind), imported on first use.
+
+    The native module costs ~6 MB of RSS: a server whose schemas have no pattern never loads it.
+    """
+    import jsonschema_rs
+
+    return (
+        jsonschema_rs,
+        jsonschema_rs.RegexOptions(),
+        jsonschema_rs.FancyRegexOptions(backtrack_limit=BACKTRACK_LIMIT),
+        jsonschema_rs.ValidationErrorKind.BacktrackLimitExceeded,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +71,7 @@ class Pattern:
             return False
         # A miss of the budgeted engine is either "no match" or "gave up": only the error says which.
         for error in self._matcher.iter_errors(text):
-            if isinstance(error.kind, _OUT_OF_BUDGET):
+            if isinstance(error.kind, _engines()[3]):
                 _log_once(self.source, "ran out of its backtracking budget")
                 return None
         return False
@@ -85,9 +96,10 @@ def _log_once(source: str, what: str) -> None:
 
 
 def _build(source: str, options: Any) -> Any:
+    module = _engines()[0]
     try:
-        return jsonschema_rs.Draft202012Validator({"type": "string", "pattern": source}, pattern_options=options)
-    except (jsonschema_rs.ValidationError, ValueError):
+        return module.Draft202012Validator({"type": "string", "pattern": source}, pattern_options=options)
+    except (module.ValidationError, ValueError):
         return None
 
 
@@ -96,10 +108,11 @@ def compiled_pattern(source: str) -> Pattern:
     found = _CACHE.get(source)
     if found is not None:
         return found
-    matcher = _build(source, _LINEAR)
+    _, linear, bounded, _ = _engines()
+    matcher = _build(source, linear)
     engine = "linear"
     if matcher is None:
-        matcher, engine = _build(source, _BOUNDED), "backtracking"
+        matcher, engine = _build(source, bounded), "backtracking"
     if matcher is None:
         engine = "none"
         _log_once(source, "is not an ECMA-262 regular expression the bridge can run")
