@@ -15,14 +15,15 @@ it is logged once). Python's ``re`` never sees a spec's pattern.
 Semantics are ECMA-262's (``jsonschema_rs`` translates the pattern), not Python's: ``\\d``,
 ``\\w`` and ``\\b`` are ASCII-only, ``\\s`` includes U+FEFF, ``\\p{L}`` and ``\\u{1F600}`` work,
 ``$`` matches only at the very end (Python's also before a final newline), and ``.`` never
-matches a line terminator. A few ECMA spellings neither Rust engine reads (``[^]``, ``\\0``,
-``[\\b]``) are not enforced.
+matches a line terminator. ECMA spellings the Rust engines do not read are respelled first
+(:func:`ecma_spellings`: a literal ``{``, ``[^]``, ``\\0``, ``[\\b]``).
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,18 +104,66 @@ def _build(source: str, options: Any) -> Any:
         return None
 
 
+_QUANTIFIER = re.compile(r"\{\d+(?:,\d*)?\}")
+
+
+def ecma_spellings(source: str) -> str:
+    """``source`` with the ECMA-262 (Annex B) spellings the Rust engines refuse written their way.
+
+    A ``{`` or ``}`` that is not part of a ``{n}``, ``{n,}``, ``{n,m}`` quantifier is a literal;
+    ``[^]`` is any character; ``\\0`` is NUL; ``[\\b]`` is backspace.
+    """
+    out: list[str] = []
+    i, n, in_class = 0, len(source), False
+    while i < n:
+        c = source[i]
+        if c == "\\" and i + 1 < n:
+            escaped = source[i + 1]
+            if escaped == "0" and not source[i + 2 : i + 3].isdigit():
+                out.append("\\x00")
+            elif escaped == "b" and in_class:
+                out.append("\\x08")
+            else:
+                out.append(source[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+            out.append("\\[" if c == "[" else c)  # a nested class in Rust, a literal in ECMA
+        elif source.startswith("[^]", i):
+            out.append("[\\s\\S]")
+            i += 2
+        elif c == "[":
+            in_class = True
+            out.append(c)
+        elif c == "{" and (m := _QUANTIFIER.match(source, i)) and out:
+            out.append(m.group())
+            i = m.end() - 1
+        elif c in "{}":
+            out.append("\\" + c)
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _compile(source: str) -> tuple[str, Any]:
+    _, linear, bounded, _ = _engines()
+    for spelling in dict.fromkeys((source, ecma_spellings(source))):
+        for engine, options in (("linear", linear), ("backtracking", bounded)):
+            matcher = _build(spelling, options)
+            if matcher is not None:
+                return engine, matcher
+    return "none", None
+
+
 def compiled_pattern(source: str) -> Pattern:
     """The cached :class:`Pattern` for ``source`` (compiled on first use)."""
     found = _CACHE.get(source)
     if found is not None:
         return found
-    _, linear, bounded, _ = _engines()
-    matcher = _build(source, linear)
-    engine = "linear"
+    engine, matcher = _compile(source)
     if matcher is None:
-        matcher, engine = _build(source, bounded), "backtracking"
-    if matcher is None:
-        engine = "none"
         _log_once(source, "is not an ECMA-262 regular expression the bridge can run")
     if len(_CACHE) >= MAX_CACHED_PATTERNS:
         _CACHE.clear()
