@@ -39,7 +39,7 @@ from typing import Any
 import mcp_types
 
 from bridge.binding import HttpBinding
-from bridge.errors import UpstreamStatusError
+from bridge.errors import ToolDefinitionError, UpstreamStatusError
 from bridge.trim import MARKER_KEY, TrimSettings, trim_result
 from bridge.upstream import UpstreamResponse
 from bridge.validation import output_issues
@@ -117,12 +117,20 @@ class OutputCheck:
         self._tool_name = tool_name
 
     def problem(self, value: Any) -> str | None:
-        """``path: message`` of the first few mismatches, or None when ``value`` matches."""
-        lines = output_issues(self._tool_name, self._schema, value)
-        return "; ".join(lines[:_SHOWN_PROBLEMS]) if lines else None
+        """``path: message`` of the first few mismatches, or None when ``value`` matches.
+
+        A schema that is itself broken is a problem too, not an exception: the model still gets
+        the answer, as text, instead of "failed unexpectedly" on every call.
+        """
+        try:
+            lines = output_issues(self._tool_name, self._schema, value)
+        except ToolDefinitionError as exc:
+            return str(exc)[:_SHOWN_CHARS]
+        return "; ".join(lines[:_SHOWN_PROBLEMS])[:_SHOWN_CHARS] if lines else None
 
 
 _SHOWN_PROBLEMS = 5
+_SHOWN_CHARS = 1000
 
 
 def response_to_result(

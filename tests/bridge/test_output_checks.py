@@ -91,6 +91,19 @@ async def test_http_and_hand_written_tools_check_outputs_alike(
                 to_call_result(answer, output_schema=schema, tool_name="t")
 
 
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"a": {"type": "file"}}},  # not a JSON Schema type
+        {"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}},
+        {"type": "object", "properties": {"a": {"minimum": "one"}}},
+    ],
+)
+def test_a_broken_output_schema_is_a_reported_problem_never_an_exception(schema: dict[str, Any]) -> None:
+    problem = OutputCheck(schema, "t").problem({"a": 1})
+    assert problem is not None and "output schema" in problem
+
+
 def test_the_validator_cache_is_bounded_and_shared_by_inputs_and_outputs() -> None:
     schema: dict[str, Any] = {"type": "object", "properties": {"a": {"type": "string", "pattern": "^\\p{L}"}}}
     ArgumentValidator({"t": schema}).validate("t", {"a": "é"})
