@@ -7,8 +7,9 @@ generated HTTP tools through :func:`output_issues` (``bridge.results.OutputCheck
 
 Validation accepts exactly what the advertised schema accepts, and no value can make it slow:
 
-- ``pattern`` and ``patternProperties`` run in linear time (:mod:`bridge.patterns`); a pattern
-  that cannot be run is not enforced rather than rejecting what the schema may allow;
+- ``pattern`` and ``patternProperties`` (also as ``unevaluatedProperties`` sees them,
+  :mod:`bridge.unevaluated`) run in linear time (:mod:`bridge.patterns`); a pattern that cannot
+  be run is not enforced rather than rejecting what the schema may allow;
 - ``contentEncoding: base64`` arguments are checked by a chunked decoder (:mod:`bridge.formats`);
 - only a safe set of formats is asserted on arguments, none on outputs;
 - ``$ref`` never leaves the schema document (no remote retrieval);
@@ -42,6 +43,7 @@ from bridge.formats import FORMAT_CHECKER, is_base64_file
 from bridge.patterns import compiled_pattern
 from bridge.schema_messages import MAX_REPORTED_ISSUES, extra_keys, format_issues, resolve_local
 from bridge.tools import ToolRegistry
+from bridge.unevaluated import unevaluated_properties_keyword
 
 __all__ = [
     "DEFAULT_MAX_ARGUMENT_BYTES",
@@ -124,7 +126,9 @@ def _validator_class(schema: Mapping[str, Any], *, arguments: bool) -> type[Vali
         base = validator_for(schema, default=jsonschema.Draft202012Validator)
     cls = _EXTENDED.get((base, arguments))
     if cls is None:
-        keywords = _INPUT_KEYWORDS if arguments else _OUTPUT_KEYWORDS
+        keywords = dict(_INPUT_KEYWORDS if arguments else _OUTPUT_KEYWORDS)
+        if base is jsonschema.Draft202012Validator:  # 2019-09's keeps its own ($recursiveRef) walk
+            keywords["unevaluatedProperties"] = unevaluated_properties_keyword
         cls = _EXTENDED[base, arguments] = extend(base, keywords)  # type: ignore[no-untyped-call]
     return cls
 
@@ -253,7 +257,7 @@ def _run(validator: Validator, instance: Any, what: str) -> list[ValidationError
     try:
         return list(validator.iter_errors(instance))
     except re.error:
-        # jsonschema's unevaluatedProperties matches patternProperties with Python's re itself:
+        # Draft 2019-09's unevaluatedProperties still matches patternProperties with Python's re:
         # a pattern Python cannot compile there is accepted rather than rejected.
         logger.warning("%s has a pattern Python cannot compile; the value was not fully checked", what)
         return []
