@@ -52,7 +52,7 @@ _INSTANCES = st.dictionaries(_KEYS, st.one_of(st.integers(0, 3), st.just("s")), 
 
 
 @given(_SCHEMAS, _INSTANCES)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 def test_unevaluated_properties_give_jsonschemas_answer_on_benign_patterns(
     schema: dict[str, Any], instance: dict[str, Any]
 ) -> None:
