@@ -163,7 +163,7 @@ class OperationCall:
         self.runtime = runtime
         self.operation = entry.operation
         self._validator = validator or ArgumentValidator({entry.name: entry.input_schema})
-        self._output_check = OutputCheck(entry.output_schema) if entry.output_schema is not None else None
+        self._output_check = OutputCheck(entry.output_schema, entry.name) if entry.output_schema is not None else None
         self._caller_alternative = _caller_alternative(entry, runtime.credentials.schemes)
 
     # ---------------------------------------------------------------------------------- steps

@@ -284,6 +284,14 @@ class _Steps:
     help="Longest string kept in a result, in characters.",
 )
 @click.option("--no-trim", is_flag=True, help="Return results whole (only the `fields` argument applies).")
+@click.option(
+    "--max-argument-bytes",
+    type=click.IntRange(0),
+    default=16 * 1024 * 1024,  # bridge.validation.DEFAULT_MAX_ARGUMENT_BYTES (not imported: --help stays light)
+    show_default=True,
+    help="Largest arguments of one call (UTF-8 JSON, all together); larger calls get a tool error naming the "
+    "biggest argument. 0: no cap. HTTP bodies are also capped at 4 MiB.",
+)
 @click.option("--no-output-schemas", is_flag=True, help="Advertise no output schemas (saves tokens and bytes).")
 @click.option("--spec", "spec_path", help="The spec a package was generated from (for --validate-responses).")
 @click.option(
@@ -382,6 +390,7 @@ def serve(
     max_result_items: int,
     max_result_string: int,
     no_trim: bool,
+    max_argument_bytes: int,
     no_output_schemas: bool,
     spec_path: str | None,
     retries: int,
@@ -456,6 +465,7 @@ def serve(
         if no_trim
         else TrimSettings(max_bytes=max_result_bytes, max_items=max_result_items, max_string=max_result_string),
         output_schemas=not no_output_schemas,
+        max_argument_bytes=max_argument_bytes,
         spec=spec_path,
         auth=auth,
         max_sessions=max_sessions,

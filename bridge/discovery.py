@@ -101,7 +101,8 @@ class Discovery:
         shared_arguments: Mapping[str, str] | None = None,
     ) -> None:
         self._registry = registry
-        self._validator = ArgumentValidator(registry)
+        # No size cap here: call_operation's own arguments (these ones included) were capped by the server.
+        self._validator = ArgumentValidator(registry, max_argument_bytes=0)
         self._shared = dict(shared_arguments or {})
         tags = tags or {}
         self._docs: list[_Doc] = []

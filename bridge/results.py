@@ -37,12 +37,12 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 import mcp_types
-from jsonschema import validators as jsonschema_validators
 
 from bridge.binding import HttpBinding
-from bridge.errors import UpstreamStatusError
+from bridge.errors import ToolDefinitionError, UpstreamStatusError
 from bridge.trim import MARKER_KEY, TrimSettings, trim_result
 from bridge.upstream import UpstreamResponse
+from bridge.validation import output_issues
 
 __all__ = [
     "ERROR_EXCERPT_CHARS",
@@ -105,24 +105,32 @@ def _redact_json(value: Any, redact: Redactor) -> Any:
 
 
 class OutputCheck:
-    """Checks structured content against a tool's output schema (compiled at its first use).
+    """Checks structured content against a tool's output schema.
 
-    Compiling lazily keeps a thousand-tool server's start-up and memory to the tools it calls.
+    The same check as hand-written tools get (:func:`bridge.validation.output_issues`: linear-time
+    patterns, ECMA-262 syntax, one bounded cache of compiled validators), compiled at first use so
+    a thousand-tool server's start-up and memory stay with the tools it calls.
     """
 
-    def __init__(self, schema: Mapping[str, Any]) -> None:
+    def __init__(self, schema: Mapping[str, Any], tool_name: str = "tool") -> None:
         self._schema = schema
-        self._validator: Any = None
+        self._tool_name = tool_name
 
     def problem(self, value: Any) -> str | None:
-        if self._validator is None:
-            cls = jsonschema_validators.validator_for(self._schema, default=jsonschema_validators.Draft202012Validator)
-            self._validator = cls(self._schema)
-        error = next(iter(self._validator.iter_errors(value)), None)
-        if error is None:
-            return None
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        return f"{where}: {error.message[:200]}"
+        """``path: message`` of the first few mismatches, or None when ``value`` matches.
+
+        A schema that is itself broken is a problem too, not an exception: the model still gets
+        the answer, as text, instead of "failed unexpectedly" on every call.
+        """
+        try:
+            lines = output_issues(self._tool_name, self._schema, value)
+        except ToolDefinitionError as exc:
+            return str(exc)[:_SHOWN_CHARS]
+        return "; ".join(lines[:_SHOWN_PROBLEMS])[:_SHOWN_CHARS] if lines else None
+
+
+_SHOWN_PROBLEMS = 5
+_SHOWN_CHARS = 1000
 
 
 def response_to_result(

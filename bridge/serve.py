@@ -34,6 +34,7 @@ from bridge.transports import ASGIApp, http_app, run_http, run_stdio
 from bridge.trim import FIELDS_INSTRUCTIONS, TrimSettings
 from bridge.trim import INSTRUCTIONS as TRIM_INSTRUCTIONS
 from bridge.tuning import long_lived_objects
+from bridge.validation import DEFAULT_MAX_ARGUMENT_BYTES
 
 logger = logging.getLogger("bridge")
 
@@ -64,6 +65,7 @@ class ServeOptions:
     max_concurrent_calls: int | None = None
     max_queue_wait: float | None = None
     max_calls_per_second: float | None = None
+    max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES  # one call's arguments (0: no cap)
 
 
 def load_target(target: str) -> tuple[Catalogue, Path | None]:
@@ -193,11 +195,13 @@ def build_bridge_server(
     *,
     mode: ServeMode | None = None,
     redact: Callable[[str], str] | None = None,
+    max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
 ) -> Server:
     """The MCP server for ``registry``: its tools, or (discovery mode) the three discovery tools.
 
     ``redact`` (the runtime's ``Credentials.redact``) scrubs tool error messages, hand-written
     tools' included; without it only the structural credential spellings are scrubbed.
+    ``max_argument_bytes`` caps one call's arguments (0: no cap).
     """
     from bridge.render_version import bridge_version
 
@@ -209,6 +213,7 @@ def build_bridge_server(
         version=bridge_version(),
         instructions=server_instructions(catalogue, mode, len(registry)),
         redact=redact or scrub,
+        max_argument_bytes=max_argument_bytes,
     )
 
 
@@ -256,7 +261,13 @@ def serve_target(target: str, options: ServeOptions) -> int:
                 catalogue = without_output_schemas(catalogue)
             runtime = build_runtime(catalogue, options, contract=response_contract(target, options))
             registry = build_registry(catalogue, runtime, package_dir)
-            server = build_bridge_server(catalogue, registry, mode=options.mode, redact=runtime.credentials.redact)
+            server = build_bridge_server(
+                catalogue,
+                registry,
+                mode=options.mode,
+                redact=runtime.credentials.redact,
+                max_argument_bytes=options.max_argument_bytes,
+            )
     except BridgeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -35,7 +35,7 @@ from bridge.errors import ToolError
 from bridge.invoke import invoke
 from bridge.scopes import allows, caller_scopes, missing
 from bridge.tools import Tool, ToolContext, ToolRegistry, single_leaf
-from bridge.validation import ArgumentValidator
+from bridge.validation import DEFAULT_MAX_ARGUMENT_BYTES, ArgumentValidator
 
 __all__ = ["UNEXPECTED_ERROR_MESSAGE", "build_server", "wire_data", "wire_tool"]
 
@@ -98,10 +98,12 @@ def wire_tool(tool: Tool) -> types.Tool:
 class _ToolHandlers:
     """The ``tools/list`` and ``tools/call`` handlers over one registry."""
 
-    def __init__(self, registry: ToolRegistry, redact: Callable[[str], str]) -> None:
+    def __init__(
+        self, registry: ToolRegistry, redact: Callable[[str], str], max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES
+    ) -> None:
         self._registry = registry
         self._redact = redact
-        self._validator = ArgumentValidator(registry)
+        self._validator = ArgumentValidator(registry, max_argument_bytes=max_argument_bytes)
         self._listed: tuple[Tool, ...] = ()
         self._visible: dict[frozenset[str], tuple[tuple[Tool, ...], tuple[Tool, ...]]] = {}
 
@@ -262,6 +264,7 @@ def build_server(
     instructions: str | None = None,
     opentelemetry: bool = True,
     redact: Callable[[str], str] = scrub,
+    max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
 ) -> Server[Any]:
     """Build the MCP server that serves ``registry``'s tools.
 
@@ -270,11 +273,12 @@ def build_server(
     5-10% of in-process throughput, which is nothing next to an upstream HTTP call, and dropping
     it would silently break tracing for deployments that install an OpenTelemetry SDK.
 
+    ``max_argument_bytes`` caps one call's arguments (0: no cap; see ``bridge.validation``).
     ``redact`` scrubs every tool error message before it is sent (default: the structural
     credential spellings of :func:`bridge.credentials.scrub`; ``Credentials.redact`` adds the
     configured secret values).
     """
-    handlers = _ToolHandlers(registry, redact)
+    handlers = _ToolHandlers(registry, redact, max_argument_bytes)
     server: Server[Any] = Server(
         name,
         version=version,

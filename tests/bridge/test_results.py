@@ -156,9 +156,7 @@ def test_structured_content_that_breaks_the_output_schema_is_an_error_with_the_d
     bad = result(response(body='{"id": "x"}'), output_check=check)
     assert bad.is_error and bad.structured_content is None
     assert isinstance(bad.content[0], mcp_types.TextContent) and bad.content[0].text == '{"id":"x"}'
-    assert (
-        isinstance(bad.content[1], mcp_types.TextContent) and "id: 'x' is not of type 'integer'" in bad.content[1].text
-    )
+    assert isinstance(bad.content[1], mcp_types.TextContent) and "(id: " in bad.content[1].text
 
 
 # ---------------------------------------------------------------------------------------- errors

@@ -226,8 +226,15 @@ def test_formats_outside_the_safe_set_are_not_asserted(fmt: str) -> None:
     assert ArgumentValidator({"t": schema}).validate("t", {"v": "(( not it"}) == {"v": "(( not it"}
 
 
-def test_pattern_python_cannot_compile_is_not_enforced() -> None:
+def test_ecma_patterns_python_cannot_compile_are_enforced() -> None:
     schema = {"type": "object", "properties": {"v": {"type": "string", "pattern": "^\\p{L}+$"}}}
+    assert ArgumentValidator({"t": schema}).validate("t", {"v": "é"}) == {"v": "é"}
+    with pytest.raises(InvalidArgumentsError):
+        ArgumentValidator({"t": schema}).validate("t", {"v": "123"})
+
+
+def test_pattern_no_engine_can_run_is_not_enforced() -> None:
+    schema = {"type": "object", "properties": {"v": {"type": "string", "pattern": "^[\\d-z]$"}}}
     assert ArgumentValidator({"t": schema}).validate("t", {"v": "123"}) == {"v": "123"}
 
 
@@ -287,7 +294,8 @@ def test_validators_compile_lazily_per_tool() -> None:
     async def run(args: dict[str, Any], ctx: ToolContext) -> None:
         return None
 
-    registry = ToolRegistry(Tool(name=f"t{i}", run=run, input_schema=SEARCH) for i in range(1200))
+    # Each tool has its own schema object, as generated tools do (the cache is keyed by schema).
+    registry = ToolRegistry(Tool(name=f"t{i}", run=run, input_schema=dict(SEARCH)) for i in range(1200))
     validator = ArgumentValidator(registry)
     assert not any(validator.is_compiled(f"t{i}") for i in range(1200))
     assert validator.validate("t7", {"q": "x"}) == {"q": "x", "limit": 10}
@@ -346,14 +354,18 @@ def test_output_mismatch_names_every_field() -> None:
     )
 
 
-def test_pattern_properties_are_enforced_and_uncompilable_ones_are_lenient() -> None:
+def test_pattern_properties_are_enforced_and_unrunnable_ones_are_lenient() -> None:
     schema = {
         "type": "object",
-        "patternProperties": {"^\\p{L}+$": {"type": "string"}, "^x-": {"type": "integer"}},
+        "patternProperties": {"^\\p{L}+$": {"type": "string"}, "^x-": {"type": "integer"}, "^[\\d-z]$": {}},
         "additionalProperties": False,
     }
     validator = ArgumentValidator({"t": schema})
-    assert validator.validate("t", {"abc": 1, "1": 2}) == {"abc": 1, "1": 2}
+    assert validator.validate("t", {"abc": "s", "1": 2}) == {"abc": "s", "1": 2}  # "1": only [\d-z] might match
     assert _message(schema, {"x-a": "s"}) == (
         'Invalid arguments for tool "t":\nx-a: Invalid input: expected number, received string'
+    )
+    assert (
+        _message(schema, {"é": 1})
+        == 'Invalid arguments for tool "t":\né: Invalid input: expected string, received number'
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
-from pydantic import BaseModel, ConfigDict, Field, RootModel, conint, constr
+from pydantic import BaseModel, ConfigDict, Field, RootModel, conint
 
 
 class Model(RootModel[Any]):
@@ -36,7 +36,7 @@ class UploadReceiptInput(BaseModel):
         extra='forbid',
     )
     orderId: int
-    file: constr(pattern=r'^(data:([A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*)?(;[^,;]*)*;base64,)?([A-Za-z0-9+/_-]{4})*([A-Za-z0-9+/_-]{2}(==)?|[A-Za-z0-9+/_-]{3}=?)?$') = Field(..., json_schema_extra={'contentEncoding': 'base64'})
+    file: str = Field(..., json_schema_extra={'contentEncoding': 'base64'})
     """
     File content: base64 or data: URI.
     """
