@@ -622,7 +622,7 @@ def test_lone_surrogates_are_refused_as_invalid_arguments(args: dict[str, Any]) 
         build_request(binding, args, base_url=API)
 
 
-def test_url_encoded_object_property_is_exploded_form_style() -> None:
+def test_url_encoded_object_property_without_encoding_is_sent_deep_object_style() -> None:
     binding = HttpBinding(
         method="POST",
         path="/forms",
@@ -632,4 +632,5 @@ def test_url_encoded_object_property_is_exploded_form_style() -> None:
         ),
     )
     request = build_request(binding, {"name": "a b", "meta": {"k": "v", "n": 2, "skip": None}}, base_url=API)
-    assert request.content == b"name=a%20b&k=v&n=2"
+    # Never spread into top-level fields, where "k" could collide with or impersonate a real field.
+    assert request.content == b"name=a%20b&meta[k]=v&meta[n]=2"
