@@ -75,6 +75,11 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+def _is_json(media_type: str) -> bool:
+    base = media_type.split(";", 1)[0].strip().lower()
+    return base in ("application/json", "text/json") or base.endswith("+json")
+
+
 def _structured(value: Any) -> bool:
     return isinstance(value, Mapping | list | tuple)
 
@@ -162,7 +167,8 @@ def multipart(fields: Mapping[str, Any], body: BodyBinding, names: ArgNames) -> 
                 data, mime, filename = decode_file(item, arg)
                 parts.append(_part(key, data, mime or declared or "application/octet-stream", filename or key))
         elif key in body.json_fields or isinstance(value, Mapping):
-            parts.append(_part(key, _json(value).encode("utf-8"), declared or "application/json", None))
+            json_type = declared if declared and _is_json(declared) else "application/json"
+            parts.append(_part(key, _json(value).encode("utf-8"), json_type, None))
         elif isinstance(value, list | tuple):
             for item in value:
                 if _structured(item):
