@@ -3,19 +3,22 @@
 Each property of a url-encoded body is serialised per its OpenAPI Encoding Object
 (:class:`~bridge.binding.PartEncoding`):
 
-============== ======= ========================= ================================ =======================
-style          explode array ``["a", "b"]``      object ``{"city": "B", "zip": 1}`` nested values
-============== ======= ========================= ================================ =======================
-form           true    ``tags=a&tags=b``         ``address[city]=B&address[zip]=1`` (deepObject)
-form           false   ``tags=a,b``              ``address=city,B,zip,1``         JSON text
-spaceDelimited false   ``tags=a%20b``            ``address=city%20B%20zip%201``   JSON text
-pipeDelimited  false   ``tags=a%7Cb``            ``address=city%7CB%7Czip%7C1``   JSON text
-deepObject     any     ``tags[0]=a&tags[1]=b``   ``address[city]=B&address[zip]=1`` ``a[b][0][c]=x``
-============== ======= ========================= ================================ =======================
+============== ======= ========================= =====================================
+style          explode array ``["a", "b"]``      object ``{"city": "B", "zip": 1}``
+============== ======= ========================= =====================================
+form           true    ``tags=a&tags=b``         ``address[city]=B&address[zip]=1`` (a)
+form           false   ``tags=a,b``              ``address=city,B,zip,1``
+spaceDelimited false   ``tags=a%20b``            ``address=city%20B%20zip%201``
+pipeDelimited  false   ``tags=a%7Cb``            ``address=city%7CB%7Czip%7C1``
+deepObject     any     ``tags[0]=a&tags[1]=b``   ``address[city]=B&address[zip]=1``
+============== ======= ========================= =====================================
+
+Values nested deeper than a style allows are JSON text, except in deepObject, which nests
+(``a[b][0][c]=x``). spaceDelimited/pipeDelimited with ``explode: true`` are sent like form.
 
 Choices, so that no value can add or impersonate a field (the values come from an untrusted model):
 
-- An object is never spread into top-level fields, although OpenAPI's ``form``/``explode: true``
+- (a) An object is never spread into top-level fields, although OpenAPI's ``form``/``explode: true``
   says so: a free-form ``metadata`` object would then send its keys (``email``, ``amount``…) as
   the form's own fields. Objects go deepObject-style instead (brackets, as Rails, PHP, ``qs`` and
   Stripe parse them); so do properties without an encoding whose value is an object, or an array
@@ -25,7 +28,8 @@ Choices, so that no value can add or impersonate a field (the values come from a
   query styles use (:mod:`bridge.styles`). ``allowReserved`` is not honoured in bodies: an
   unencoded ``&`` or ``=`` would start another field.
 - ``contentType: application/json`` (``BodyBinding.json_fields``) sends the property as JSON text.
-- ``null`` means "not sent", at any depth.
+- ``null`` means "not sent", at any depth; so do objects and arrays left empty (deepObject indices
+  stay consecutive).
 
 Multipart parts: files are decoded (their part's Content-Type is the data: URI's, else the
 encoding's, else ``application/octet-stream``); objects and ``json_fields`` are JSON parts;
@@ -46,7 +50,7 @@ from bridge.errors import InvalidArgumentsError
 from bridge.files import decode_file
 from bridge.styles import primitive_text
 
-__all__ = ["ArgNames", "default_style", "multipart", "urlencoded"]
+__all__ = ["ArgNames", "default_style", "multipart", "pruned", "urlencoded"]
 
 _DELIMITERS = {"form": ",", "spaceDelimited": "%20", "pipeDelimited": "%7C"}
 
@@ -136,15 +140,28 @@ def _styled(name: str, value: Any, style: str, explode: bool) -> list[str]:
 
 
 def _deep(name: str, value: Any) -> list[str]:
+    value = pruned(value)
+    if value is None:
+        return []
     if isinstance(value, Mapping):
         members = ((quote(str(k), safe=""), v) for k, v in value.items())
     elif isinstance(value, list | tuple):
         members = ((str(i), v) for i, v in enumerate(value))
-    elif value is None:
-        return []
     else:
         return [f"{name}={_text(value)}"]
     return [pair for key, member in members for pair in _deep(f"{name}[{key}]", member)]
+
+
+def pruned(value: Any) -> Any:
+    """``value`` without nulls and the empty objects and arrays they leave (a form cannot say them),
+    so array indices on the wire stay consecutive; None when nothing is left."""
+    if isinstance(value, Mapping):
+        kept = {k: v for k, v in ((k, pruned(v)) for k, v in value.items()) if v is not None}
+        return kept or None
+    if isinstance(value, list | tuple):
+        items = [v for v in (pruned(v) for v in value) if v is not None]
+        return items or None
+    return value
 
 
 # -------------------------------------------------------------------------------- multipart

@@ -18,7 +18,8 @@ anything else (octet-stream, image/*, pdf)  any                          base64;
 ================================== ===================================== ==========================
 
 When an operation offers several media types one is chosen deterministically: ``application/json``,
-other JSON types (``json-patch+json`` last: it needs a list of operations), JSON-admitting
+``application/merge-patch+json`` (an object that says what to change: what a model means), other
+JSON types, ``json-patch+json`` (it needs a list of operations), JSON-admitting
 wildcards with a structured schema, url-encoded forms, multipart, ``text/plain``,
 ``application/octet-stream``, then the rest; the declared order breaks ties.
 
@@ -60,8 +61,9 @@ FILE_PATTERN = (
 )
 FORM_STYLES: tuple[str, ...] = get_args(FormStyle)
 JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
 _MIME = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*")
-_RANK = {"json": 3, "form": 4, "multipart": 5}
+_RANK = {"json": 4, "form": 5, "multipart": 6}
 
 
 def media_kind(media_type: str) -> str:
@@ -134,7 +136,7 @@ def choose_media_type(ctx: Context, content: Mapping[str, Any]) -> str:
         if base == "application/json":
             return 0
         if is_json_media(base):
-            return 2 if base == JSON_PATCH else 1
+            return {MERGE_PATCH: 1, JSON_PATCH: 3}.get(base, 2)
         media = content[media_type]
         try:
             kind = _kind_and_schema(ctx, media_type, media.get("schema") if isinstance(media, dict) else None)[0]
@@ -142,7 +144,7 @@ def choose_media_type(ctx: Context, content: Mapping[str, Any]) -> str:
             kind = "binary"  # an alternative that cannot be converted is never preferred
         if kind in _RANK:
             return _RANK[kind]
-        return {"text/plain": 6, OCTET_STREAM: 7}.get(base, 8)
+        return {"text/plain": 7, OCTET_STREAM: 8}.get(base, 9)
 
     return min(media_types, key=lambda m: (rank(m), media_types.index(m)))
 
