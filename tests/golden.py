@@ -14,6 +14,7 @@ GOLDEN_SPECS = {
     "swagger_two_store": "swagger2.yaml",
     "features_3_1": "features31.yaml",
     "multi_file": "multifile/openapi.yaml",
+    "request_bodies": "bodies.yaml",
 }
 
 
