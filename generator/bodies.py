@@ -59,6 +59,11 @@ FILE_PATTERN = (
     r"^(data:([A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*)?(;[^,;]*)*;base64,)?"
     r"([A-Za-z0-9+/_-]{4})*([A-Za-z0-9+/_-]{2}(==)?|[A-Za-z0-9+/_-]{3}=?)?$"
 )
+# After "data:<major>/": the subtype, parameters and base64 data (what FILE_PATTERN allows).
+DATA_URI_TAIL = (
+    r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(;[^,;]*)*;base64,"
+    r"([A-Za-z0-9+/_-]{4})*([A-Za-z0-9+/_-]{2}(==)?|[A-Za-z0-9+/_-]{3}=?)?$"
+)
 FORM_STYLES: tuple[str, ...] = get_args(FormStyle)
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -178,9 +183,26 @@ def _kind_and_schema(ctx: Context, media_type: str, raw_schema: Any) -> tuple[Bo
         if converted and _is_string(converted.schema):
             return kind, converted
         return kind, Converted({"type": "string", "description": f"Raw {media_type} body."})
-    return kind, Converted(
-        {"type": "string", "contentEncoding": "base64", "description": f"Binary {media_type} body, base64-encoded."}
-    )
+    return kind, Converted(_binary_arg(media_type))
+
+
+def _binary_arg(media_type: str) -> dict[str, Any]:
+    """Base64 bytes; a data: URI naming the concrete type when the declared one is a wildcard such
+    as ``image/*`` (the runtime refuses to guess one)."""
+    base = base_media(media_type)
+    major = re.fullmatch(r"([a-z0-9][a-z0-9!#$&^_.+-]*)/\*", base)
+    if major is None or major.group(1) == "application":
+        return {
+            "type": "string",
+            "contentEncoding": "base64",
+            "description": f"Binary {media_type} body, base64-encoded.",
+        }
+    return {
+        "type": "string",
+        "contentEncoding": "base64",
+        "pattern": f"^data:{re.escape(major.group(1))}/" + DATA_URI_TAIL,
+        "description": f"Binary {media_type} body: a data: URI naming its type (data:{major.group(1)}/…;base64,…).",
+    }
 
 
 def _types(schema: Schema) -> set[str]:
