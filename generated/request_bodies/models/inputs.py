@@ -38,9 +38,9 @@ class PutImageInput(BaseModel):
         extra='forbid',
     )
     name: constr(min_length=1)
-    body: str = Field(..., json_schema_extra={'contentEncoding': 'base64'})
+    body: constr(pattern=r'^data:image/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(;[^,;]*)*;base64,([A-Za-z0-9+/_-]{4})*([A-Za-z0-9+/_-]{2}(==)?|[A-Za-z0-9+/_-]{3}=?)?$') = Field(..., json_schema_extra={'contentEncoding': 'base64'})
     """
-    Binary image/* body, base64-encoded.
+    Binary image/* body: a data: URI naming its type (data:image/…;base64,…).
     """
 
 
