@@ -44,7 +44,7 @@ class PutImageInput(BaseModel):
     """
 
 
-class AddNoteInput(BaseModel):
+class SendTextInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -87,7 +87,7 @@ class Profile(BaseModel):
     name: str | None = None
 
 
-class UploadInput(BaseModel):
+class UploadTypedInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
