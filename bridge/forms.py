@@ -127,7 +127,7 @@ def _styled(name: str, value: Any, style: str, explode: bool) -> list[str]:
     if not _structured(value):
         return [f"{name}={_text(value)}"]
     if style == "deepObject" or (isinstance(value, Mapping) and explode):
-        return _deep(name, value)
+        return _deep(name, pruned(value))
     items = [v for v in value if v is not None] if isinstance(value, list | tuple) else None
     if explode and items is not None:
         return [f"{name}={_text(v)}" for v in items]
@@ -140,7 +140,7 @@ def _styled(name: str, value: Any, style: str, explode: bool) -> list[str]:
 
 
 def _deep(name: str, value: Any) -> list[str]:
-    value = pruned(value)
+    """``name[key][0]=value`` pairs of an already :func:`pruned` value."""
     if value is None:
         return []
     if isinstance(value, Mapping):

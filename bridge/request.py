@@ -16,6 +16,8 @@ binding that does is skipped silently rather than failing every call.
 
 :func:`resolve_base_url` picks the base URL: ``--base-url``/configuration, else the catalogue's
 first server with its variables taken from configuration and restricted to their ``enum``.
+
+The body is built by :mod:`bridge.bodies` (form fields and multipart parts: :mod:`bridge.forms`).
 """
 
 from __future__ import annotations
