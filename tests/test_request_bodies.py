@@ -18,6 +18,7 @@ from bridge.request import build_request
 from generator.ir import Operation
 from generator.options import GenerateOptions
 from generator.parse import parse_api
+from generator.swagger2 import convert
 
 API = "http://upstream.test"
 OBJECT: dict[str, Any] = {"type": "object", "properties": {"name": {"type": "string"}, "size": {"type": "integer"}}}
@@ -176,3 +177,41 @@ def test_the_body_media_type_is_chosen_json_first_whatever_the_declared_order(
         op = operation(order)
         assert op.body is not None and op.body.media_type == chosen
         assert set(op.body.other_media_types) == set(content) - {chosen}
+
+
+def swagger2_operation(parameters: list[dict[str, Any]], consumes: list[str]) -> Operation:
+    document = {
+        "swagger": "2.0",
+        "info": {"title": "two", "version": "1"},
+        "paths": {"/things": {"post": {"consumes": consumes, "parameters": parameters, "responses": {"204": {}}}}},
+        "definitions": {"Thing": OBJECT},
+    }
+    converted, issues = convert(document)
+    assert issues == []
+    api = parse_api(converted, options=GenerateOptions(), source_name="two.yaml")
+    assert len(api.operations) == 1, [str(issue) for issue in api.issues]
+    return api.operations[0]
+
+
+def test_a_swagger2_body_consumed_as_any_type_is_json() -> None:
+    op = swagger2_operation([{"name": "body", "in": "body", "schema": {"$ref": "#/definitions/Thing"}}], ["*/*"])
+    assert op.input_schema["properties"]["name"] == {"type": "string"}
+    assert sent(op, {"name": "a"}) == (b'{"name":"a"}', "application/json")
+
+
+@pytest.mark.parametrize(
+    ("collection_format", "wire"),
+    [
+        (None, b"ids=1,2"),
+        ("csv", b"ids=1,2"),
+        ("multi", b"ids=1&ids=2"),
+        ("ssv", b"ids=1%202"),
+        ("pipes", b"ids=1%7C2"),
+    ],
+)
+def test_swagger2_form_arrays_follow_their_collection_format(collection_format: str | None, wire: bytes) -> None:
+    param: dict[str, Any] = {"name": "ids", "in": "formData", "type": "array", "items": {"type": "integer"}}
+    if collection_format:
+        param["collectionFormat"] = collection_format
+    op = swagger2_operation([param], ["application/x-www-form-urlencoded"])
+    assert sent(op, {"ids": [1, 2]}) == (wire, "application/x-www-form-urlencoded")
