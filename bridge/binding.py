@@ -68,6 +68,25 @@ class BodyField:
     wire: str
 
 
+BodyKind = Literal["json", "form", "multipart", "text", "binary"]
+FormStyle = Literal["form", "spaceDelimited", "pipeDelimited", "deepObject"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class PartEncoding:
+    """How one property of a form or multipart body goes on the wire (OpenAPI Encoding Object).
+
+    Only properties whose encoding differs from the runtime's defaults are listed (see
+    :mod:`bridge.forms`).
+    """
+
+    name: str
+    style: FormStyle = "form"
+    explode: bool = True
+    # Multipart: the part's Content-Type (the first concrete type the spec lists).
+    content_type: str | None = None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
 class BodyBinding:
     """The request body: its media type and which arguments make it up.
@@ -84,6 +103,13 @@ class BodyBinding:
     file_fields: tuple[str, ...] = ()
     # Properties that must be JSON-encoded inside a form or multipart body.
     json_fields: tuple[str, ...] = ()
+    # How the body is serialised when the media type alone does not say (a `*/*` body with an
+    # object schema is JSON); None: decided from the media type (bridge/bodies.py).
+    kind: BodyKind | None = None
+    # The Content-Type sent when the declared media type is a wildcard; None: the declared one.
+    content_type: str | None = None
+    # Form/multipart properties with a non-default encoding.
+    encoding: tuple[PartEncoding, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)

@@ -19,32 +19,31 @@ binding that does is skipped silently rather than failing every call.
 
 :func:`resolve_base_url` picks the base URL: ``--base-url``/configuration, else the catalogue's
 first server with its variables taken from configuration and restricted to their ``enum``.
+
+The body is built by :mod:`bridge.bodies` (form fields and multipart parts: :mod:`bridge.forms`).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import re
-import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 import httpx
 
-from bridge.binding import BodyBinding, HttpBinding, ParamBinding, ServerSpec
+from bridge.binding import HttpBinding, ParamBinding, ServerSpec
+from bridge.bodies import build_body
 from bridge.bound import bound_value
 from bridge.credentials import CredentialParts
 from bridge.errors import BridgeError, InvalidArgumentsError, UnsafeRequestError
+from bridge.files import decode_file
 from bridge.path_template import literal_query, split_template
 from bridge.sendable import check_sendable, check_url_length
 from bridge.styles import (
     has_dot_component,
     is_dot_segment,
-    primitive_text,
     query_string,
     serialize_cookie,
     serialize_header,
@@ -105,7 +104,6 @@ _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _SLOT = re.compile(r"\{([^{}/]+)\}")
-_MIME = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TEMPLATE_SAFE = "/!$&'()*+,;=:@%-._~"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -313,7 +311,7 @@ def build_request(
     content: bytes | None = None
     content_type: str | None = None
     if binding.body is not None:
-        body = _build_body(binding.body, args)
+        body = build_body(binding.body, args)
         if body is not None:
             content, content_type = body
             headers.append(("Content-Type", content_type))
@@ -483,228 +481,3 @@ def check_prepared(request: PreparedRequest, base_url: httpx.URL) -> None:
             or lowered.startswith("x-forwarded-")
         ):
             raise unsafe
-
-
-# ---------------------------------------------------------------------------------------- bodies
-
-
-def _media(media_type: str) -> str:
-    return media_type.split(";", 1)[0].strip().lower()
-
-
-def _is_json(media: str) -> bool:
-    return media in ("application/json", "text/json") or media.endswith("+json")
-
-
-def _is_text(media: str) -> bool:
-    return media.startswith("text/") or media in ("application/xml", "application/yaml") or media.endswith("+xml")
-
-
-def _build_body(body: BodyBinding, args: Mapping[str, Any]) -> tuple[bytes, str] | None:
-    media = _media(body.media_type)
-    if body.arg is not None:
-        value = args.get(body.arg)
-        if value is None:
-            if body.required:
-                raise InvalidArgumentsError(f'Argument "{body.arg}" is required: it is the request body.')
-            return None
-        label = body.arg
-    else:
-        # An explicit null is sent in JSON (the schema allowed it: "clear this field"); forms have no null.
-        keep_null = _is_json(media)
-        present = {f.wire: args[f.arg] for f in body.fields if f.arg in args and (keep_null or args[f.arg] is not None)}
-        if not present and not body.required:
-            return None
-        value = present
-        label = None
-        if not (_is_json(media) or media in ("application/x-www-form-urlencoded", "multipart/form-data")):
-            raise InvalidArgumentsError(f"A {media} request body cannot be built from separate arguments.")
-
-    names = _ArgNames(body, label)
-    if _is_json(media) or (media in ("*/*", "application/*") and not isinstance(value, str)):
-        data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
-        return data, body.media_type if "*" not in media else "application/json"
-    if media == "application/x-www-form-urlencoded":
-        fields = _object(value, body.arg or "body")
-        return _form(fields, body, names).encode("ascii"), body.media_type
-    if media == "multipart/form-data":
-        fields = _object(value, body.arg or "body")
-        return _multipart(fields, body, names)
-    arg = body.arg or "body"
-    if _is_text(media) or media in ("*/*", "application/*"):
-        text = value if isinstance(value, str) else _text_scalar(value, arg)
-        content_type = body.media_type if "*" not in media else "text/plain"
-        if media.startswith("text/") or "*" in media:
-            if "charset=" not in content_type.lower():
-                content_type += "; charset=utf-8"
-        return text.encode("utf-8"), content_type
-    if not isinstance(value, str):
-        raise InvalidArgumentsError(f'Argument "{arg}" must be a base64 string or a data: URI.')
-    data, mime, _ = decode_file(value, arg)
-    content_type = body.media_type if "*" not in media else (mime or "application/octet-stream")
-    return data, content_type
-
-
-@dataclass(frozen=True, slots=True)
-class _ArgNames:
-    """How error messages name the argument behind a body property."""
-
-    body: BodyBinding
-    whole: str | None
-
-    def get(self, key: str) -> str:
-        if self.whole is not None:
-            return f"{self.whole}.{key}"
-        for f in self.body.fields:
-            if f.wire == key:
-                return f.arg
-        return key
-
-
-def _object(value: Any, arg: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise InvalidArgumentsError(f'Argument "{arg}" must be an object: the request body is a form.')
-    return value
-
-
-def _text_scalar(value: Any, arg: str) -> str:
-    if isinstance(value, bool | int | float):
-        return primitive_text(value)
-    raise InvalidArgumentsError(f'Argument "{arg}" must be text.')
-
-
-def decode_file(value: str, arg: str) -> tuple[bytes, str | None, str | None]:
-    """``(bytes, mime type, file name)`` from base64 or ``data:<mime>[;name=…];base64,<data>``."""
-    mime: str | None = None
-    filename: str | None = None
-    payload = value
-    if value.startswith("data:"):
-        header, sep, payload = value[5:].partition(",")
-        params = header.split(";")
-        if not sep or "base64" not in (p.strip().lower() for p in params[1:]):
-            raise InvalidArgumentsError(
-                f'Argument "{arg}" must be a base64 data: URI (data:<mime type>;base64,<data>) or plain base64.'
-            )
-        if params[0] and _MIME.fullmatch(params[0].strip()):
-            mime = params[0].strip().lower()
-        elif params[0]:
-            raise InvalidArgumentsError(f'Argument "{arg}" has an invalid media type in its data: URI.')
-        for p in params[1:]:
-            key, _, val = p.partition("=")
-            if key.strip().lower() in ("name", "filename") and val:
-                filename = _safe_filename(unquote(val))
-    compact = "".join(payload.split())
-    try:
-        if "-" in compact or "_" in compact:
-            data = base64.urlsafe_b64decode(compact + "=" * (-len(compact) % 4))
-        else:
-            data = base64.b64decode(compact + "=" * (-len(compact) % 4), validate=True)
-    except (binascii.Error, ValueError):
-        raise InvalidArgumentsError(
-            f'Argument "{arg}" is not valid base64. Pass the file content as base64 or as '
-            "data:<mime type>;base64,<data>."
-        ) from None
-    return data, mime, filename
-
-
-def _safe_filename(name: str) -> str | None:
-    cleaned = re.sub(r"[^A-Za-z0-9._ -]", "_", name).strip(" .")[:200]
-    return cleaned or None
-
-
-def _form_value(key: str, value: Any, body: BodyBinding, arg: str) -> list[tuple[str, str | bytes]]:
-    """Wire ``(name, value)`` pairs for one form property.
-
-    OpenAPI's default encoding of a url-encoded property is ``style: form, explode: true``:
-    arrays repeat the key, and an object's members become ``member=value`` pairs of their own.
-    """
-    if key in body.json_fields:
-        return [(key, json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False))]
-    if key in body.file_fields:
-        items = value if isinstance(value, list | tuple) else [value]
-        return [(key, decode_file(v, arg)[0]) for v in items if isinstance(v, str)]
-    if isinstance(value, Mapping):
-        members: list[tuple[str, str | bytes]] = []
-        for member, item in value.items():
-            if isinstance(item, Mapping):
-                members.append((str(member), json.dumps(item, ensure_ascii=False, separators=(",", ":"))))
-            elif item is not None:
-                members.extend(_form_value(str(member), item, body, arg))
-        return members
-    if isinstance(value, list | tuple):
-        out: list[tuple[str, str | bytes]] = []
-        for v in value:
-            if isinstance(v, Mapping | list | tuple):
-                out.append((key, json.dumps(v, ensure_ascii=False, separators=(",", ":"))))
-            elif v is not None:
-                out.append((key, primitive_text(v)))
-        return out
-    return [(key, primitive_text(value))]
-
-
-def _form(fields: Mapping[str, Any], body: BodyBinding, names: _ArgNames) -> str:
-    pairs: list[str] = []
-    for key, value in fields.items():
-        if value is None:
-            continue
-        for name, text in _form_value(str(key), value, body, names.get(str(key))):
-            raw = text if isinstance(text, bytes) else text.encode("utf-8")
-            pairs.append(f"{quote(name, safe='[]')}={quote(raw, safe='')}")
-    return "&".join(pairs)
-
-
-def _multipart(fields: Mapping[str, Any], body: BodyBinding, names: _ArgNames) -> tuple[bytes, str]:
-    parts: list[tuple[bytes, bytes]] = []  # (part headers, part content)
-    for key, value in fields.items():
-        if value is None:
-            continue
-        key = str(key)
-        arg = names.get(key)
-        if key in body.file_fields:
-            items = value if isinstance(value, list | tuple) else [value]
-            for item in items:
-                if not isinstance(item, str):
-                    raise InvalidArgumentsError(f'Argument "{arg}" must be base64 or a data: URI.')
-                data, mime, filename = decode_file(item, arg)
-                parts.append(_part(key, data, mime or "application/octet-stream", filename or key))
-        elif key in body.json_fields or isinstance(value, Mapping):
-            text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-            parts.append(_part(key, text.encode("utf-8"), "application/json", None))
-        elif isinstance(value, list | tuple):
-            for item in value:
-                if isinstance(item, Mapping | list | tuple):
-                    text = json.dumps(item, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-                    parts.append(_part(key, text.encode("utf-8"), "application/json", None))
-                elif item is not None:
-                    parts.append(_part(key, primitive_text(item).encode("utf-8"), None, None))
-        else:
-            parts.append(_part(key, primitive_text(value).encode("utf-8"), None, None))
-    boundary = _boundary(content for _, content in parts)
-    out = bytearray()
-    for head, content in parts:
-        out += b"--" + boundary + b"\r\n" + head + b"\r\n" + content + b"\r\n"
-    out += b"--" + boundary + b"--\r\n"
-    return bytes(out), f"multipart/form-data; boundary={boundary.decode('ascii')}"
-
-
-def _quoted(text: str) -> str:
-    """A quoted-string for Content-Disposition (WHATWG: escape ``"``, CR and LF)."""
-    return '"' + text.replace("\\", "\\\\").replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A") + '"'
-
-
-def _part(name: str, content: bytes, mime: str | None, filename: str | None) -> tuple[bytes, bytes]:
-    disposition = f"form-data; name={_quoted(name)}"
-    if filename is not None:
-        disposition += f"; filename={_quoted(filename)}"
-    head = f"Content-Disposition: {disposition}\r\n"
-    if mime is not None:
-        head += f"Content-Type: {mime}\r\n"
-    return head.encode("utf-8"), content
-
-
-def _boundary(contents: Iterable[bytes]) -> bytes:
-    blobs = list(contents)
-    while True:
-        candidate = b"mcp-bridge-" + secrets.token_hex(16).encode("ascii")
-        if not any(candidate in blob for blob in blobs):
-            return candidate

@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge.binding import (
-    BodyBinding,
-    BodyField,
     BoundValue,
     HttpBinding,
     JsonSchema,
@@ -29,12 +27,16 @@ from bridge.binding import (
     ParamLocation,
     ToolAnnotationsSpec,
 )
+from bridge.bodies import base_media as _base_media_type
 from bridge.path_template import split_template
 from bridge.request import FORBIDDEN_HEADERS
 from generator import bindings as bind_config
 from generator import naming, param_rules
 from generator import pointer as jsonpointer
-from generator.ir import Api, Body, Operation, Param, Response
+from generator.bodies import FILE_PATTERN as FILE_PATTERN  # re-exported: tests and callers import it from here
+from generator.bodies import media_kind as _media_kind
+from generator.bodies import request_body as _body
+from generator.ir import Api, Operation, Param, Response
 from generator.issues import Issue, Level
 from generator.options import MAX_NAME_LENGTH_LIMIT, GenerateOptions
 from generator.parse_context import Context as _Context
@@ -43,7 +45,7 @@ from generator.parse_context import Skip as _Skip
 from generator.parse_context import deref as _deref
 from generator.parse_context import tags as _tags
 from generator.parse_context import text as _text
-from generator.schemas import REQUEST, RESPONSE, Converted, Schema, SchemaConverter, SchemaError, is_file_schema
+from generator.schemas import REQUEST, RESPONSE, Schema, SchemaConverter, SchemaError
 from generator.security import requirements, security_schemes, servers, used_schemes
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -54,7 +56,6 @@ IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
 MIN_NAME_LENGTH = 16  # room for a readable prefix plus "_" and the 8-digit hash
 TRUNCATION_MARKER = " … (truncated)"
 DEPRECATED_PREFIX = "[Deprecated] "
-FILE_DESCRIPTION = "File content: base64 or data: URI."
 
 # (readOnlyHint, destructiveHint, idempotentHint) per method; openWorldHint is always true.
 ANNOTATIONS_BY_METHOD: dict[str, tuple[bool, bool, bool]] = {
@@ -543,201 +544,6 @@ def _described(schema: Schema, description: str | None) -> Schema:
     if description and base.get("description") != description:
         return {**base, "description": description}
     return base
-
-
-# Request body -----------------------------------------------------------------------------------
-
-
-def _body(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Body | None, BodyBinding | None]:
-    node = raw.op.get("requestBody")
-    if node is None:
-        return None, None
-    request_body = _deref(ctx.document, node, "request body")
-    content = request_body.get("content") if isinstance(request_body, dict) else None
-    if not isinstance(content, dict) or not content:
-        return None, None
-    assert isinstance(request_body, dict)
-    media_type = choose_media_type(list(content))
-    media = content[media_type] if isinstance(content[media_type], dict) else {}
-    required = request_body.get("required") is True
-    description = _text(request_body.get("description"))
-    converted = _body_schema(ctx, media_type, media)
-    inputs.needs.update(converted.needs)
-    schema = converted.schema
-    file_fields: tuple[str, ...] = ()
-    json_fields: tuple[str, ...] = ()
-    if _media_kind(media_type) in ("form", "multipart") and isinstance(schema, dict):
-        if _media_kind(media_type) == "multipart":
-            schema, file_fields = _with_file_fields(schema)
-            # Objects in multipart parts default to application/json; in url-encoded forms they
-            # are serialised form-style (exploded key=value pairs) unless `encoding` says JSON.
-            json_fields = _json_fields(ctx, schema, media.get("encoding"))
-        else:
-            json_fields = _json_fields(ctx, schema, media.get("encoding"), declared_only=True)
-    fields = _flatten(ctx, schema, required, inputs)
-    arg = None
-    if fields is None:
-        arg = inputs.names.claim_first(["body", "request_body"])
-        inputs.properties[arg] = _described(schema, description)
-        if required:
-            inputs.required.append(arg)
-    others = tuple(str(m) for m in content if m != media_type)
-    body = Body(
-        media_type=str(media_type),
-        required=required,
-        schema=schema if isinstance(schema, dict) else {},
-        arg_name=arg,
-        description=description,
-        other_media_types=others,
-    )
-    binding = BodyBinding(
-        media_type=str(media_type),
-        required=required,
-        arg=arg,
-        fields=fields or (),
-        file_fields=file_fields,
-        json_fields=json_fields,
-    )
-    return body, binding
-
-
-def choose_media_type(media_types: Sequence[str]) -> str:
-    """JSON first, then form, multipart, text/plain, octet-stream; otherwise the first declared."""
-    preference = ("json", "form", "multipart", "text/plain", "application/octet-stream")
-
-    def rank(media_type: str) -> int:
-        kind = _media_kind(media_type)
-        base = _base_media_type(media_type)
-        for position, wanted in enumerate(preference):
-            if wanted in (kind, base):
-                return position
-        return len(preference)
-
-    return min(media_types, key=lambda m: (rank(m), media_types.index(m)))
-
-
-def _base_media_type(media_type: str) -> str:
-    return media_type.split(";", 1)[0].strip().lower()
-
-
-def _media_kind(media_type: str) -> str:
-    """json, form, multipart, text or binary."""
-    base = _base_media_type(media_type)
-    if base == "application/json" or base.endswith("+json") or base == "text/json":
-        return "json"
-    if base == "application/x-www-form-urlencoded":
-        return "form"
-    if base.startswith("multipart/"):
-        return "multipart"
-    if base.startswith("text/") or base.endswith(("/xml", "+xml")):
-        return "text"
-    return "binary"
-
-
-def _body_schema(ctx: _Context, media_type: str, media: Mapping[str, Any]) -> Converted:
-    kind = _media_kind(media_type)
-    raw_schema = media.get("schema")
-    if kind in ("json", "form", "multipart"):
-        return ctx.converter.convert_root(raw_schema if raw_schema is not None else {}, REQUEST)
-    if kind == "text":
-        converted = ctx.converter.convert_root(raw_schema, REQUEST) if raw_schema is not None else None
-        if converted and isinstance(converted.schema, dict) and converted.schema.get("type") == "string":
-            return converted
-        return Converted({"type": "string", "description": f"Raw {media_type} body."})
-    return Converted(
-        {"type": "string", "contentEncoding": "base64", "description": f"Binary {media_type} body, base64-encoded."}
-    )
-
-
-def _with_file_fields(schema: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """Multipart file properties become strings taking base64 or a data: URI."""
-    properties = schema.get("properties")
-    if not isinstance(properties, dict):
-        return schema, ()
-    changed: dict[str, Any] = {}
-    for name, prop in properties.items():
-        if is_file_schema(prop):
-            changed[name] = _file_arg(prop)
-        elif isinstance(prop, dict) and prop.get("type") == "array" and is_file_schema(prop.get("items", {})):
-            changed[name] = {**prop, "items": _file_arg(prop["items"])}
-    if not changed:
-        return schema, ()
-    return {**schema, "properties": {**properties, **changed}}, tuple(changed)
-
-
-def _file_arg(schema: Mapping[str, Any]) -> dict[str, Any]:
-    description = _text(schema.get("description"))
-    text = f"{description} {FILE_DESCRIPTION}" if description else FILE_DESCRIPTION
-    # No base64 `pattern`: the runtime checks contentEncoding with a decoder in bounded memory, where
-    # a regex over a 50 MB value took gigabytes (bridge/formats.py); the description says data: URIs work.
-    return {"type": "string", "contentEncoding": "base64", "description": text}
-
-
-def _json_fields(
-    ctx: _Context, schema: Mapping[str, Any], encoding: Any, *, declared_only: bool = False
-) -> tuple[str, ...]:
-    """Form/multipart properties sent JSON-encoded: objects, arrays of objects, or declared JSON.
-
-    ``encoding.<property>.contentType`` can ask for JSON explicitly.
-    """
-    properties = schema.get("properties")
-    if not isinstance(properties, dict):
-        return ()
-    encoding = encoding if isinstance(encoding, dict) else {}
-    found = []
-    for name, prop in properties.items():
-        items = prop.get("items") if isinstance(prop, dict) and prop.get("type") == "array" else None
-        declared = encoding.get(name)
-        content_type = declared.get("contentType") if isinstance(declared, dict) else None
-        declared_json = isinstance(content_type, str) and _media_kind(content_type) == "json"
-        object_like = ctx.converter.is_object(prop, REQUEST) or (
-            items is not None and ctx.converter.is_object(items, REQUEST)
-        )
-        if declared_json or (object_like and not declared_only):
-            found.append(name)
-    return tuple(found)
-
-
-def _flatten(ctx: _Context, schema: Schema, required: bool, inputs: _Inputs) -> tuple[BodyField, ...] | None:
-    """Spread a plain object body into the arguments, or return None to keep it as one argument.
-
-    Only when no property's argument name is already taken by a parameter: renaming body fields
-    next to same-named parameters would be confusing, a ``body`` argument is not.
-    """
-    if not _is_flat_object(schema):
-        return None
-    assert isinstance(schema, dict)
-    properties: dict[str, Any] = schema["properties"]
-    if any(naming.arg_name(name) in inputs.names for name in properties):
-        return None
-    if not set(schema.get("required", [])) <= set(properties):
-        return None  # a required member with no declared property: only a whole `body` can carry it
-    body_required = set(schema.get("required", []))
-    fields = []
-    for name, prop in properties.items():
-        arg = inputs.names.claim(name, "body")
-        inputs.properties[arg] = prop
-        if required and name in body_required:
-            inputs.required.append(arg)
-        fields.append(BodyField(arg=arg, wire=name))
-    if not required and body_required:
-        needed = [f.arg for f in fields if f.wire in body_required]
-        for f in fields:
-            if others := [arg for arg in needed if arg != f.arg]:
-                inputs.dependent_required[f.arg] = others
-    return tuple(fields)
-
-
-def _is_flat_object(schema: Schema) -> bool:
-    """An object with named properties and nothing that flattening would lose."""
-    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
-        return False
-    properties = schema.get("properties")
-    if not isinstance(properties, dict) or not properties:
-        return False
-    if any(key in schema for key in ("allOf", "anyOf", "oneOf", "not", "if", "patternProperties", "$ref")):
-        return False
-    return schema.get("additionalProperties", False) is False and schema.get("unevaluatedProperties", False) is False
 
 
 # Responses ---------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ GOLDEN_SPECS = {
     "features_3_1": "features31.yaml",
     "multi_file": "multifile/openapi.yaml",
     "parameter_names": "parameters.yaml",
+    "request_bodies": "bodies.yaml",
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -62,6 +63,8 @@ def _value(schema: Any, root: dict[str, Any]) -> Any:
         return "123e4567-e89b-12d3-a456-426614174000"
     if fmt in ("date-time", "date"):
         return "2024-05-06T07:08:09Z" if fmt == "date-time" else "2024-05-06"
+    if data_uri := re.match(r"\^data:([a-z0-9.+-]+)/", schema.get("pattern", "")):
+        return f"data:{data_uri.group(1)}/x;base64,eA=="  # a binary body of a wildcard type (image/*)
     if schema.get("contentEncoding") == "base64" or fmt in ("byte", "binary"):
         return "eA=="
     return "abcd" * max(int(schema.get("minLength", 1)), 1)  # also valid base64 (file arguments)

@@ -394,6 +394,26 @@ async def test_text_plain_body_is_utf8_text() -> None:
     assert fake.violations == []
 
 
+@pytest.mark.parametrize(
+    ("media_type", "value", "wire", "content_type"),
+    [
+        ("*/*", {"a": [1]}, b'{"a":[1]}', "application/json"),
+        ("application/*", [1, "x"], b'[1,"x"]', "application/json"),
+        ("*/*", "AAH/", b"\x00\x01\xff", "application/octet-stream"),
+        ("*/*", "data:image/gif;base64,AAH/", b"\x00\x01\xff", "image/gif"),
+        ("text/*", "plain", b"plain", "text/plain; charset=utf-8"),
+    ],
+)
+def test_a_wildcard_binding_without_a_kind_goes_by_the_value(
+    media_type: str, value: Any, wire: bytes, content_type: str
+) -> None:
+    # Hand-made bindings and catalogues written before BodyBinding.kind existed: */* bodies were
+    # advertised as base64, so a string is decoded; anything else is JSON.
+    binding = HttpBinding(method="POST", path="/any", body=BodyBinding(media_type=media_type, arg="body"))
+    request = build_request(binding, {"body": value}, base_url=API)
+    assert (request.content, request.content_type) == (wire, content_type)
+
+
 @pytest.mark.parametrize("value", ["not base64!", "data:image/png,plain", "data:image/png\r\nX: 1;base64,AAAA"])
 def test_bad_file_values_are_refused_naming_the_argument(value: str) -> None:
     binding = binding_from_spec(SPEC, "POST", "/upload")
@@ -622,7 +642,7 @@ def test_lone_surrogates_are_refused_as_invalid_arguments(args: dict[str, Any]) 
         build_request(binding, args, base_url=API)
 
 
-def test_url_encoded_object_property_is_exploded_form_style() -> None:
+def test_url_encoded_object_property_without_encoding_is_sent_deep_object_style() -> None:
     binding = HttpBinding(
         method="POST",
         path="/forms",
@@ -632,4 +652,5 @@ def test_url_encoded_object_property_is_exploded_form_style() -> None:
         ),
     )
     request = build_request(binding, {"name": "a b", "meta": {"k": "v", "n": 2, "skip": None}}, base_url=API)
-    assert request.content == b"name=a%20b&k=v&n=2"
+    # Never spread into top-level fields, where "k" could collide with or impersonate a real field.
+    assert request.content == b"name=a%20b&meta[k]=v&meta[n]=2"

@@ -1,0 +1,173 @@
+"""The request body: tool arguments to bytes and a Content-Type, per the body's kind.
+
+A body's kind says how its value is serialised, whatever the media type is called:
+
+- ``json``: the value as JSON. The Content-Type is the declared media type, or a concrete JSON one
+  when a wildcard (``*/*``, ``application/*``) was declared and the schema is structured.
+- ``form`` / ``multipart``: one field or part per property (:mod:`bridge.forms`).
+- ``text``: a string sent as UTF-8 (``text/plain`` for a wildcard).
+- ``binary``: base64 or a ``data:`` URI, decoded before sending; for a wildcard the data: URI's
+  media type (when the wildcard admits it) or ``application/octet-stream``.
+
+The generator records the kind in :class:`~bridge.binding.BodyBinding` when the media type alone
+does not decide it. Bindings without one (hand-made, older catalogues) get it from the media type;
+a JSON-admitting wildcard then goes by the value: a string is binary (what such bodies were
+advertised as), anything else JSON.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from bridge.binding import BodyBinding, BodyKind
+from bridge.errors import InvalidArgumentsError
+from bridge.files import decode_file
+from bridge.forms import ArgNames, multipart, urlencoded
+from bridge.styles import primitive_text
+
+__all__ = [
+    "admits_json",
+    "base_media",
+    "build_body",
+    "concrete_json",
+    "decode_file",
+    "infer_kind",
+    "is_json_media",
+    "is_text_media",
+]
+
+_JSON_TYPES = ("application/json", "text/json")
+FORM = "application/x-www-form-urlencoded"
+OCTET_STREAM = "application/octet-stream"
+
+
+# ------------------------------------------------------------------------------ media types
+
+
+def base_media(media_type: str) -> str:
+    """``Application/JSON; charset=utf-8`` → ``application/json``."""
+    return media_type.split(";", 1)[0].strip().lower()
+
+
+def is_json_media(media_type: str) -> bool:
+    """A concrete JSON media type (``application/json``, ``text/json``, ``…+json``)."""
+    base = base_media(media_type)
+    return "*" not in base and (base in _JSON_TYPES or base.endswith("+json"))
+
+
+def is_text_media(media_type: str) -> bool:
+    base = base_media(media_type)
+    return (
+        base.startswith("text/")
+        or base in ("application/xml", "application/yaml", "application/x-yaml")
+        or base.endswith(("+xml", "+yaml"))
+    )
+
+
+def admits_json(media_type: str) -> bool:
+    """A concrete JSON type, or a wildcard that a JSON type matches (``*/*``, ``application/*+json``)."""
+    base = base_media(media_type)
+    if "*" not in base:
+        return is_json_media(base)
+    return base.endswith("+json") or any(fnmatch.fnmatchcase(t, base) for t in _JSON_TYPES)
+
+
+def concrete_json(media_type: str) -> str:
+    """The Content-Type for JSON sent to ``media_type``: itself when concrete, else the first JSON
+    type the wildcard matches; ``application/json`` for ``application/*+json``, which names none."""
+    if is_json_media(media_type):
+        return media_type
+    base = base_media(media_type)
+    return next((t for t in _JSON_TYPES if fnmatch.fnmatchcase(t, base)), "application/json")
+
+
+def infer_kind(media_type: str) -> BodyKind | None:
+    """The kind a media type implies; None for a JSON-admitting wildcard (the value decides)."""
+    base = base_media(media_type)
+    if is_json_media(base):
+        return "json"
+    if base == FORM:
+        return "form"
+    if base.startswith("multipart/"):
+        return "multipart"
+    if is_text_media(base):
+        return "text"  # text/* too: a structured schema there gets kind "json" from the generator
+    return None if admits_json(base) else "binary"
+
+
+# ------------------------------------------------------------------------------------ building
+
+
+def build_body(body: BodyBinding, args: Mapping[str, Any]) -> tuple[bytes, str] | None:
+    """``(content, Content-Type)`` of the body ``body`` describes, or None when none is sent."""
+    kind = body.kind or infer_kind(body.media_type)
+    if body.arg is not None:
+        value = args.get(body.arg)
+        if value is None:
+            if body.required:
+                raise InvalidArgumentsError(f'Argument "{body.arg}" is required: it is the request body.')
+            return None
+    else:
+        kind = kind or "json"
+        # An explicit null is sent in JSON (the schema allowed it: "clear this field"); forms have no null.
+        keep_null = kind == "json"
+        value = {f.wire: args[f.arg] for f in body.fields if f.arg in args and (keep_null or args[f.arg] is not None)}
+        if not value and not body.required:
+            return None
+        if kind not in ("json", "form", "multipart"):
+            raise InvalidArgumentsError(f"A {body.media_type} request body cannot be built from separate arguments.")
+    if kind is None:
+        kind = "binary" if isinstance(value, str) else "json"
+    arg = body.arg or "body"
+    if kind == "json":
+        data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        return data, body.content_type or concrete_json(body.media_type)
+    if kind in ("form", "multipart"):
+        if not isinstance(value, Mapping):
+            raise InvalidArgumentsError(f'Argument "{arg}" must be an object: the request body is a form.')
+        names = ArgNames(body, body.arg)
+        if kind == "form":
+            return urlencoded(value, body, names), body.content_type or _concrete(body.media_type, FORM)
+        return multipart(value, body, names)
+    if kind == "text":
+        text = value if isinstance(value, str) else _text_scalar(value, arg)
+        return text.encode("utf-8"), body.content_type or _text_type(body.media_type)
+    if not isinstance(value, str):
+        raise InvalidArgumentsError(f'Argument "{arg}" must be a base64 string or a data: URI.')
+    data, mime, _ = decode_file(value, arg)
+    return data, body.content_type or _binary_type(body.media_type, mime, arg)
+
+
+def _concrete(media_type: str, fallback: str) -> str:
+    return fallback if "*" in base_media(media_type) else media_type
+
+
+def _text_type(media_type: str) -> str:
+    if "*" in base_media(media_type):
+        return "text/plain; charset=utf-8"
+    if base_media(media_type).startswith("text/") and "charset=" not in media_type.lower():
+        return media_type + "; charset=utf-8"
+    return media_type
+
+
+def _binary_type(media_type: str, mime: str | None, arg: str) -> str:
+    """The declared type, or for a wildcard the data: URI's type when the wildcard admits it."""
+    base = base_media(media_type)
+    if "*" not in base:
+        return media_type
+    if mime is not None and fnmatch.fnmatchcase(mime, base):
+        return mime
+    if mime is None and fnmatch.fnmatchcase(OCTET_STREAM, base):
+        return OCTET_STREAM
+    raise InvalidArgumentsError(
+        f'Argument "{arg}" must be a data: URI whose media type matches {base} (data:<mime type>;base64,<data>).'
+    )
+
+
+def _text_scalar(value: Any, arg: str) -> str:
+    if isinstance(value, bool | int | float):
+        return primitive_text(value)
+    raise InvalidArgumentsError(f'Argument "{arg}" must be text.')
