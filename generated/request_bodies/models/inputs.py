@@ -91,7 +91,7 @@ class UploadTypedInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    file: constr(pattern=r'^(data:([A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*)?(;[^,;]*)*;base64,)?([A-Za-z0-9+/_-]{4})*([A-Za-z0-9+/_-]{2}(==)?|[A-Za-z0-9+/_-]{3}=?)?$') = Field(..., json_schema_extra={'contentEncoding': 'base64'})
+    file: str = Field(..., json_schema_extra={'contentEncoding': 'base64'})
     """
     File content: base64 or data: URI.
     """
