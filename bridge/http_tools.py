@@ -26,13 +26,14 @@ from bridge.calls import CallContext, OperationCall, current_identity
 from bridge.contract import ResponseContract
 from bridge.credentials import Credentials
 from bridge.errors import ToolError
+from bridge.http_settings import USER_AGENT, HttpSettings
 from bridge.limits import CallerLimits
 from bridge.request import resolve_base_url
 from bridge.scopes import requirement
 from bridge.token_exchange import TokenExchanger
 from bridge.tools import Tool, ToolContext
 from bridge.trim import TrimSettings, split_fields
-from bridge.upstream import USER_AGENT, HttpSettings, Upstream
+from bridge.upstream import Upstream
 
 __all__ = ["HttpRuntime", "HttpSettings", "make_http_tool", "tools_from_catalogue"]
 

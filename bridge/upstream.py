@@ -43,151 +43,29 @@ import http
 import http.cookiejar
 import logging
 import time
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from importlib import metadata
-from typing import Any
 
 import anyio
 import httpx
 
+from bridge.bounded_decoder import BoundedDecoder
 from bridge.errors import ResponseTooLarge, UnsafeRequestError, UpstreamError, UpstreamTimeout
+from bridge.http_settings import ACCEPT_ENCODING, USER_AGENT, HttpSettings
 from bridge.limits import ConcurrencyLimit, RateLimit
 from bridge.redirects import redirect_target
 from bridge.request import PreparedRequest, check_prepared, origin_of
-from bridge.retry import (
-    DEFAULT_BACKOFF_BASE,
-    DEFAULT_BACKOFF_MAX,
-    RETRY_STATUSES,
-    RetryPolicy,
-    parse_retry_after,
-    phase_of,
-)
+from bridge.retry import parse_retry_after, phase_of
+from bridge.stateless_client import StatelessClient
 
-__all__ = [
-    "ACCEPT_ENCODING",
-    "DEFAULT_CONNECT_TIMEOUT",
-    "DEFAULT_DEADLINE",
-    "DEFAULT_MAX_CONCURRENT_CALLS",
-    "DEFAULT_MAX_CONNECTIONS",
-    "DEFAULT_MAX_ERROR_BODY_BYTES",
-    "DEFAULT_MAX_KEEPALIVE_CONNECTIONS",
-    "DEFAULT_MAX_QUEUED_CALLS",
-    "DEFAULT_MAX_QUEUE_WAIT",
-    "DEFAULT_MAX_REDIRECTS",
-    "DEFAULT_MAX_RESPONSE_BYTES",
-    "DEFAULT_POOL_TIMEOUT",
-    "DEFAULT_READ_TIMEOUT",
-    "DEFAULT_WRITE_TIMEOUT",
-    "USER_AGENT",
-    "HttpSettings",
-    "Upstream",
-    "UpstreamResponse",
-]
+__all__ = ["Upstream", "UpstreamResponse"]
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_CONNECT_TIMEOUT = 10.0
-DEFAULT_READ_TIMEOUT = 30.0
-DEFAULT_WRITE_TIMEOUT = 30.0
-DEFAULT_POOL_TIMEOUT = 10.0
-DEFAULT_DEADLINE = 60.0
-"""Overall seconds for one tool call's HTTP exchange: queueing, every attempt and retry wait,
-redirects and the body."""
-DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
-"""Largest decoded success body (1 MiB, as APISIX's openapi-to-mcp)."""
-DEFAULT_MAX_ERROR_BODY_BYTES = 16 * 1024
-"""Decoded bytes kept from a 4xx/5xx body."""
-DEFAULT_MAX_REDIRECTS = 5
-DEFAULT_MAX_CONCURRENT_CALLS = 32
-"""Upstream calls of one API in flight at once."""
-DEFAULT_MAX_QUEUE_WAIT = 1.0
-"""Seconds a call waits for a free slot before it fails with "too many concurrent calls"."""
-DEFAULT_MAX_QUEUED_CALLS = 256
-"""Calls allowed to wait for a slot; beyond that they fail at once."""
-DEFAULT_MAX_CONNECTIONS = DEFAULT_MAX_CONCURRENT_CALLS
-DEFAULT_MAX_KEEPALIVE_CONNECTIONS = 10
-
-try:
-    _VERSION = metadata.version("mcp-bridge")
-except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
-    _VERSION = "0"
-USER_AGENT = f"mcp-bridge/{_VERSION}"
-
-ACCEPT_ENCODING = "gzip, deflate"
-"""The only codings the bridge decodes (bounded, with zlib); pinned so httpx never advertises
-brotli/zstandard even if those packages are installed."""
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _ZLIB_ENCODINGS = frozenset({"gzip", "x-gzip", "deflate"})
 _REDACT_SLACK = 4096
 """Extra error-body bytes read so that a secret straddling the cut is redacted before cutting."""
-
-
-@dataclass(frozen=True, slots=True)
-class HttpSettings:
-    """Limits, timeouts and retry rules of upstream calls (seconds and bytes)."""
-
-    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
-    read_timeout: float = DEFAULT_READ_TIMEOUT
-    """Longest silence between two reads (not the whole body: that is ``deadline``)."""
-    write_timeout: float = DEFAULT_WRITE_TIMEOUT
-    pool_timeout: float = DEFAULT_POOL_TIMEOUT
-    deadline: float = DEFAULT_DEADLINE
-    """Overall seconds per call, all attempts, waits and redirects included."""
-    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
-    max_error_body_bytes: int = DEFAULT_MAX_ERROR_BODY_BYTES
-    max_redirects: int = DEFAULT_MAX_REDIRECTS
-    """Same-origin redirects followed; 0 follows none."""
-    max_connections: int = DEFAULT_MAX_CONNECTIONS
-    max_keepalive_connections: int = DEFAULT_MAX_KEEPALIVE_CONNECTIONS
-    trust_env: bool = True
-    """Let httpx read proxy and CA settings (``HTTPS_PROXY``, ``SSL_CERT_FILE``…) from the environment."""
-    max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS
-    """Calls to this API in flight at once; more wait up to ``max_queue_wait``, then fail."""
-    max_queue_wait: float = DEFAULT_MAX_QUEUE_WAIT
-    max_queued_calls: int = DEFAULT_MAX_QUEUED_CALLS
-    max_calls_per_second: float = 0.0
-    """Per-operation rate limit (token bucket, burst = ceil(rate)); 0 turns it off."""
-    retries: int = 0
-    """Extra attempts after a retryable failure (see :mod:`bridge.retry`); 0 turns retries off."""
-    retry_backoff: float = DEFAULT_BACKOFF_BASE
-    """Seconds: bound of the first jittered backoff; it doubles per attempt up to ``retry_backoff_max``."""
-    retry_backoff_max: float = DEFAULT_BACKOFF_MAX
-    retry_statuses: frozenset[int] = RETRY_STATUSES
-
-    def __post_init__(self) -> None:
-        positive = {
-            "connect_timeout": self.connect_timeout,
-            "read_timeout": self.read_timeout,
-            "write_timeout": self.write_timeout,
-            "pool_timeout": self.pool_timeout,
-            "deadline": self.deadline,
-        }
-        for name, value in positive.items():
-            if not value > 0:
-                raise ValueError(f"HttpSettings.{name} must be a positive number of seconds, not {value!r}.")
-        if self.max_response_bytes < 1 or self.max_error_body_bytes < 0 or self.max_redirects < 0:
-            raise ValueError("HttpSettings byte limits must be positive and max_redirects not negative.")
-        if self.max_concurrent_calls < 1 or self.max_connections < 1:
-            raise ValueError("HttpSettings.max_concurrent_calls and max_connections must be at least 1.")
-        if self.max_queue_wait < 0 or self.max_queued_calls < 0 or self.max_calls_per_second < 0:
-            raise ValueError("HttpSettings queue and rate limits must not be negative.")
-        self.retry_policy()  # validates the retry fields
-
-    def timeout(self) -> httpx.Timeout:
-        return httpx.Timeout(
-            connect=self.connect_timeout, read=self.read_timeout, write=self.write_timeout, pool=self.pool_timeout
-        )
-
-    def retry_policy(self) -> RetryPolicy:
-        return RetryPolicy(
-            retries=self.retries,
-            backoff_base=self.retry_backoff,
-            backoff_max=self.retry_backoff_max,
-            statuses=frozenset(self.retry_statuses),
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,52 +100,6 @@ class _Retry:
 
 def _no_redact(text: str) -> str:
     return text
-
-
-class _RefuseAll(http.cookiejar.DefaultCookiePolicy):
-    """Never store a cookie: calls must not leak state into each other."""
-
-    def set_ok(self, cookie: http.cookiejar.Cookie, request: object) -> bool:
-        return False
-
-
-class _NoCookies(http.cookiejar.CookieJar):
-    """A jar that never takes a cookie in (and so never sends one)."""
-
-    def __init__(self) -> None:
-        super().__init__(policy=_RefuseAll())
-
-    def extract_cookies(self, response: Any, request: Any) -> None:
-        return None
-
-    def set_cookie(self, cookie: http.cookiejar.Cookie) -> None:
-        return None
-
-
-class _NoCookieHandling(httpx.Cookies):
-    """Client cookies that skip httpx's per-response work: wrapping the response and its request
-    in urllib objects for the jar cost about 8% of a call's CPU, for cookies never kept."""
-
-    def __init__(self) -> None:
-        super().__init__(_NoCookies())
-
-    def extract_cookies(self, response: httpx.Response) -> None:
-        return None
-
-
-class _StatelessClient(httpx.AsyncClient):
-    """The upstream client: an ``httpx.AsyncClient`` that keeps no cookies between calls."""
-
-    @property
-    def cookies(self) -> httpx.Cookies:
-        return _NO_COOKIE_HANDLING
-
-    @cookies.setter
-    def cookies(self, cookies: Any) -> None:
-        return None  # nothing is kept, whatever httpx's constructor passes
-
-
-_NO_COOKIE_HANDLING = _NoCookieHandling()  # stateless, so one is shared by every client
 
 
 class _RedactingFilter(logging.Filter):
@@ -342,7 +174,7 @@ class Upstream:
         )
         self.rate_limit = RateLimit(self.settings.max_calls_per_second)
         self.retry_policy = self.settings.retry_policy()
-        self._client = _StatelessClient(
+        self._client = StatelessClient(
             transport=transport,
             timeout=self.settings.timeout(),
             limits=httpx.Limits(
@@ -568,7 +400,7 @@ class Upstream:
             return True
 
         if decodable:
-            decoder = _BoundedDecoder(codings[0]) if codings else None
+            decoder = BoundedDecoder(codings[0]) if codings else None
             async for raw in response.aiter_raw():
                 chunk = decoder.decode(raw, read_limit - len(body) + 1) if decoder else raw
                 if not take(chunk):
@@ -611,32 +443,3 @@ def _timeout_kind(exc: httpx.TimeoutException) -> str:
         httpx.WriteTimeout: "sending the request",
         httpx.PoolTimeout: "waiting for a free connection",
     }.get(type(exc), "timeout")
-
-
-class _BoundedDecoder:
-    """zlib decoding that never produces more than it is asked for in one step."""
-
-    def __init__(self, encoding: str) -> None:
-        self._deflate = encoding == "deflate"
-        self._first = True
-        wbits = zlib.MAX_WBITS if self._deflate else zlib.MAX_WBITS | 16
-        self._obj = zlib.decompressobj(wbits)
-
-    def decode(self, data: bytes, max_length: int) -> bytes:
-        try:
-            if self._first and self._deflate and data:
-                self._first = False
-                try:
-                    return self._step(data, max_length)
-                except zlib.error:  # raw deflate without the zlib wrapper, as httpx tolerates
-                    self._obj = zlib.decompressobj(-zlib.MAX_WBITS)
-            return self._step(data, max_length)
-        except zlib.error as exc:
-            raise httpx.DecodingError(str(exc)) from None
-
-    def _step(self, data: bytes, max_length: int) -> bytes:
-        out = self._obj.decompress(data, max_length)
-        # Output stops at max_length; the caller treats max_length as "over the limit".
-        while self._obj.unconsumed_tail and len(out) < max_length:
-            out += self._obj.decompress(self._obj.unconsumed_tail, max_length - len(out))
-        return out

@@ -38,8 +38,9 @@ from bridge.binding import (
     ToolEntry,
 )
 from bridge.credentials import Credentials
+from bridge.http_settings import HttpSettings
 from bridge.http_tools import HttpRuntime
-from bridge.upstream import HttpSettings, Upstream
+from bridge.upstream import Upstream
 from generator import pointer as jsonpointer
 
 BASE_URL = "http://upstream.test"

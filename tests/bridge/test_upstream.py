@@ -16,8 +16,9 @@ import pytest
 
 from bridge.binding import HttpBinding, ParamBinding
 from bridge.errors import InvalidArgumentsError, ResponseTooLarge, UnsafeRequestError, UpstreamError, UpstreamTimeout
+from bridge.http_settings import USER_AGENT, HttpSettings
 from bridge.request import PreparedRequest, build_request
-from bridge.upstream import USER_AGENT, HttpSettings, Upstream
+from bridge.upstream import Upstream
 from tests.bridge.fake_upstream import BASE_URL, FakeUpstream, Recorded, Reply, make_reply
 
 API = f"{BASE_URL}/api"

@@ -12,8 +12,8 @@ import anyio
 import pytest
 
 from bridge.errors import RateLimitExceeded, TooManyConcurrentCalls
+from bridge.http_settings import DEFAULT_MAX_CONCURRENT_CALLS, HttpSettings
 from bridge.limits import ConcurrencyLimit, RateLimit
-from bridge.upstream import DEFAULT_MAX_CONCURRENT_CALLS, HttpSettings
 from tests.security.fault_server import Attempt, Fault, FaultServer
 from tests.security.harness import bridge_client, fast, result_text
 

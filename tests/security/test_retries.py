@@ -20,9 +20,10 @@ import pytest
 
 from bridge.binding import ToolAnnotationsSpec
 from bridge.errors import UpstreamError, UpstreamTimeout
+from bridge.http_settings import HttpSettings
 from bridge.request import PreparedRequest, build_request
 from bridge.retry import IDEMPOTENT_METHODS, Phase, RetryPolicy, parse_retry_after, phase_of
-from bridge.upstream import HttpSettings, Upstream, UpstreamResponse
+from bridge.upstream import Upstream, UpstreamResponse
 from tests.security.fault_server import Fault, FaultServer, closed_port
 from tests.security.harness import bridge_client, fast, hardening_catalogue, result_text
 
