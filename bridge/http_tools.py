@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import mcp_types
 
+from bridge.base_url import resolve_base_url
 from bridge.binding import OPERATION_META_KEY, Catalogue, ToolAnnotationsSpec, ToolEntry
 from bridge.bound import bound_env_names
 from bridge.calls import CallContext, OperationCall, current_identity
@@ -28,7 +29,6 @@ from bridge.credentials import Credentials
 from bridge.errors import ToolError
 from bridge.http_settings import USER_AGENT, HttpSettings
 from bridge.limits import CallerLimits
-from bridge.request import resolve_base_url
 from bridge.scopes import requirement
 from bridge.token_exchange import TokenExchanger
 from bridge.tools import Tool, ToolContext

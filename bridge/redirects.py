@@ -24,8 +24,8 @@ from collections.abc import Callable
 
 import httpx
 
+from bridge.base_url import origin_of
 from bridge.errors import UpstreamError
-from bridge.request import origin_of
 from bridge.styles import has_dot_component
 
 __all__ = ["redirect_target"]

@@ -17,8 +17,7 @@ Header parameters named in :data:`FORBIDDEN_HEADERS` (or starting with ``X-Forwa
 sent even if a binding declares them: generated tools do not expose them as arguments, so a
 binding that does is skipped silently rather than failing every call.
 
-:func:`resolve_base_url` picks the base URL: ``--base-url``/configuration, else the catalogue's
-first server with its variables taken from configuration and restricted to their ``enum``.
+The base URL comes from :mod:`bridge.base_url`; the header facts from :mod:`bridge.wire_rules`.
 
 The body is built by :mod:`bridge.bodies` (form fields and multipart parts: :mod:`bridge.forms`).
 """
@@ -33,11 +32,12 @@ from urllib.parse import quote
 
 import httpx
 
-from bridge.binding import HttpBinding, ParamBinding, ServerSpec
+from bridge.base_url import origin_of
+from bridge.binding import HttpBinding, ParamBinding
 from bridge.bodies import build_body
 from bridge.bound import bound_value
 from bridge.credentials import CredentialParts
-from bridge.errors import BridgeError, InvalidArgumentsError, UnsafeRequestError
+from bridge.errors import InvalidArgumentsError, UnsafeRequestError
 from bridge.files import decode_file
 from bridge.path_template import literal_query, split_template
 from bridge.sendable import check_sendable, check_url_length
@@ -51,54 +51,9 @@ from bridge.styles import (
     serialize_query,
 )
 from bridge.wire_names import WireNames
+from bridge.wire_rules import DEFAULT_ACCEPT, FORBIDDEN_HEADERS, FRAMING_HEADERS
 
-__all__ = [
-    "DEFAULT_ACCEPT",
-    "FORBIDDEN_HEADERS",
-    "FRAMING_HEADERS",
-    "ConfigurationError",
-    "PreparedRequest",
-    "build_request",
-    "check_prepared",
-    "decode_file",
-    "origin_of",
-    "resolve_base_url",
-]
-
-FRAMING_HEADERS: frozenset[str] = frozenset(
-    {
-        "host",
-        "content-length",
-        "transfer-encoding",
-        "te",
-        "trailer",
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "upgrade",
-        "expect",
-        "forwarded",
-        "via",
-        "x-real-ip",
-    }
-)
-"""Headers no prepared request may carry at all (httpx sets framing itself); ``X-Forwarded-*`` too.
-
-Unlike :data:`FORBIDDEN_HEADERS` this leaves out ``Authorization``/``Cookie``/``Accept``/
-``Content-Type``, which the bridge itself adds (credentials, cookies, content negotiation).
-"""
-
-FORBIDDEN_HEADERS: frozenset[str] = FRAMING_HEADERS | {
-    "authorization",
-    "proxy-authorization",
-    "proxy-authenticate",
-    "cookie",
-    "content-type",
-    "accept",
-    "accept-encoding",
-}
-"""Header parameters never sent from arguments (lower case): the framing headers and those the
-bridge sets itself; ``X-Forwarded-*`` too."""
+__all__ = ["PreparedRequest", "build_request", "check_prepared", "decode_file"]
 
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 
@@ -106,83 +61,6 @@ _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _SLOT = re.compile(r"\{([^{}/]+)\}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TEMPLATE_SAFE = "/!$&'()*+,;=:@%-._~"
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-DEFAULT_ACCEPT = "application/json, */*;q=0.5"
-
-
-class ConfigurationError(BridgeError, ValueError):
-    """The operator's configuration (base URL, server variables) cannot be used."""
-
-
-# ------------------------------------------------------------------------------------ base URL
-
-
-def origin_of(url: httpx.URL) -> tuple[str, str, int]:
-    """``(scheme, host, port)`` with the default port filled in."""
-    return url.scheme, url.host, url.port or _DEFAULT_PORTS.get(url.scheme, 0)
-
-
-def _check_base(url: httpx.URL, source: str) -> httpx.URL:
-    if url.scheme not in ("http", "https") or not url.host:
-        raise ConfigurationError(f"{source} must be an absolute http:// or https:// URL.")
-    if url.userinfo:
-        raise ConfigurationError(
-            f"{source} must not contain a user name or password; configure credentials through the "
-            "environment variables of the API's security schemes."
-        )
-    if url.query or url.fragment:
-        raise ConfigurationError(f"{source} must not contain a query string or fragment.")
-    return url
-
-
-def resolve_base_url(
-    servers: Sequence[ServerSpec],
-    *,
-    override: str | None,
-    variables: Mapping[str, str],
-    env_var: str | None = None,
-) -> httpx.URL:
-    """The base URL every request of the API goes to.
-
-    ``override`` (``--base-url`` or configuration) wins. Otherwise the first server of the
-    catalogue is used, its ``{variables}`` filled from ``variables`` or their defaults; a value
-    outside a variable's ``enum`` is refused. ``env_var`` names the environment variable that
-    also sets the base URL, for error messages.
-
-    Raises:
-        ConfigurationError: no usable absolute http(s) URL results.
-    """
-    how = "--base-url" + (f" (or {env_var})" if env_var else "")
-    if override:
-        return _check_base(httpx.URL(override), f"The base URL given with {how}")
-    if not servers:
-        raise ConfigurationError(f"The API description lists no server: set the API's base URL with {how}.")
-    server = servers[0]
-    unknown = sorted(set(variables) - set(server.variables))
-    if unknown:
-        known = ", ".join(sorted(server.variables)) or "none"
-        raise ConfigurationError(f"Unknown server variable(s) {', '.join(unknown)}; the server defines: {known}.")
-
-    def fill(match: re.Match[str]) -> str:
-        name = match.group(1)
-        spec = server.variables.get(name)
-        if spec is None:
-            raise ConfigurationError(f"The server URL {server.url!r} uses {{{name}}}, which it does not define.")
-        value = variables.get(name, spec.default)
-        if spec.enum and value not in spec.enum:
-            raise ConfigurationError(
-                f"Server variable {name}={value!r} is not allowed; choose one of: {', '.join(spec.enum)}."
-            )
-        return quote(value, safe=":/.-_~")
-
-    filled = re.sub(r"\{([^{}]+)\}", fill, server.url)
-    url = httpx.URL(filled)
-    if url.is_relative_url or not url.host:
-        raise ConfigurationError(
-            f"The API's server URL {server.url!r} is relative, so the bridge does not know which host to call: "
-            f"set the API's base URL with {how}, e.g. https://api.example.com{url.path if url.path != '/' else ''}."
-        )
-    return _check_base(url, f"The server URL {server.url!r}")
 
 
 # ------------------------------------------------------------------------------------- request

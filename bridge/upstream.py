@@ -49,12 +49,13 @@ from dataclasses import dataclass, replace
 import anyio
 import httpx
 
+from bridge.base_url import origin_of
 from bridge.bounded_decoder import BoundedDecoder
 from bridge.errors import ResponseTooLarge, UnsafeRequestError, UpstreamError, UpstreamTimeout
 from bridge.http_settings import ACCEPT_ENCODING, USER_AGENT, HttpSettings
 from bridge.limits import ConcurrencyLimit, RateLimit
 from bridge.redirects import redirect_target
-from bridge.request import PreparedRequest, check_prepared, origin_of
+from bridge.request import PreparedRequest, check_prepared
 from bridge.retry import parse_retry_after, phase_of
 from bridge.stateless_client import StatelessClient
 

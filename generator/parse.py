@@ -29,7 +29,7 @@ from bridge.binding import (
 )
 from bridge.bodies import base_media as _base_media_type
 from bridge.path_template import split_template
-from bridge.request import FORBIDDEN_HEADERS
+from bridge.wire_rules import FORBIDDEN_HEADERS
 from generator import bindings as bind_config
 from generator import naming, param_rules
 from generator import pointer as jsonpointer

@@ -9,6 +9,7 @@ import httpx
 import mcp_types
 import pytest
 
+from bridge.base_url import ConfigurationError
 from bridge.binding import OPERATION_META_KEY
 from bridge.credentials import CredentialParts
 from bridge.errors import (
@@ -20,7 +21,7 @@ from bridge.errors import (
     UpstreamTimeout,
 )
 from bridge.http_tools import HttpRuntime, HttpSettings, make_http_tool, tools_from_catalogue
-from bridge.request import ConfigurationError, build_request
+from bridge.request import build_request
 from bridge.tools import ToolContext, ToolRegistry
 from bridge.upstream import Upstream
 from tests.bridge.fake_upstream import (

@@ -12,10 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bridge.base_url import ConfigurationError, resolve_base_url
 from bridge.binding import BodyBinding, BodyField, HttpBinding, ParamBinding, ServerSpec, ServerVariable
 from bridge.credentials import CredentialParts
 from bridge.errors import InvalidArgumentsError, UnsafeRequestError
-from bridge.request import ConfigurationError, build_request, resolve_base_url
+from bridge.request import build_request
 from bridge.upstream import Upstream
 from tests.bridge.fake_upstream import BASE_URL, FakeUpstream, binding_from_spec
 

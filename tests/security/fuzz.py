@@ -21,10 +21,11 @@ import atheris
 with atheris.instrument_imports(include=["bridge", "generator"]):
     import httpx
 
+    from bridge.base_url import origin_of
     from bridge.binding import ToolEntry
     from bridge.errors import InvalidArgumentsError
     from bridge.package import load_catalogue
-    from bridge.request import build_request, check_prepared, origin_of
+    from bridge.request import build_request, check_prepared
     from bridge.styles import is_dot_segment
     from bridge.validation import ArgumentValidator
     from generator.generate import build_from_loaded

@@ -21,9 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bridge import request as request_module
+from bridge.base_url import ConfigurationError, origin_of, resolve_base_url
 from bridge.binding import ToolEntry
 from bridge.errors import InvalidArgumentsError, UnsafeRequestError
-from bridge.request import ConfigurationError, build_request, check_prepared, origin_of, resolve_base_url
+from bridge.request import build_request, check_prepared
 from bridge.serve import ServeOptions, build_runtime
 from bridge.styles import has_dot_component, is_dot_segment
 from bridge.upstream import Upstream
