@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, get_args
 
 from bridge.binding import BodyBinding, BodyField, BodyKind, FormStyle, PartEncoding
-from bridge.bodies import (
+from bridge.media_types import (
     FORM,
     OCTET_STREAM,
     admits_json,

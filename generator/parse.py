@@ -27,7 +27,7 @@ from bridge.binding import (
     ParamLocation,
     ToolAnnotationsSpec,
 )
-from bridge.bodies import base_media as _base_media_type
+from bridge.media_types import base_media as _base_media_type
 from bridge.path_template import split_template
 from bridge.wire_rules import FORBIDDEN_HEADERS
 from generator import bindings as bind_config
