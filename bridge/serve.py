@@ -163,6 +163,10 @@ def response_contract(target: str, options: ServeOptions) -> ResponseContract | 
     spec = target if not Path(target).is_dir() else options.spec
     if spec is None:
         raise BridgeError("--validate-responses needs the spec the package was made from: pass --spec PATH")
+    try:
+        import openapi_core  # noqa: F401  # an extra: say what to install rather than fail later
+    except ImportError:
+        raise BridgeError("--validate-responses needs openapi-core: pip install 'mcp-bridge[validate]'") from None
     from generator.load import load_spec
 
     return ResponseContract(load_spec(spec, validate=False).document)

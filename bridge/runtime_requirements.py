@@ -1,0 +1,31 @@
+"""What serving a generated package needs, and nothing more: the slim install's requirements.
+
+A deployment that only serves packages installs ``mcp-bridge`` without its dependencies plus these
+(each package's ``requirements.txt`` lists them), leaving out the generator's libraries
+(datamodel-code-generator, openapi-spec-validator, jinja2, rich, pyyaml) and the optional ones
+(tiktoken, openapi-core, pydantic-monty). Every entry is also one of ``pyproject.toml``'s
+dependencies, spelled the same (a test checks it).
+"""
+
+from __future__ import annotations
+
+RUNTIME_REQUIREMENTS: tuple[str, ...] = (
+    "mcp>=2.3,<2.4",
+    "httpx>=0.28,<0.29",
+    "sniffio>=1.3",
+    "anyio>=4.5",
+    "jsonschema>=4.23",
+    "pydantic>=2.9,<3",
+    "click>=8.1",
+    "uvicorn>=0.30",
+    "jsonschema-rs==0.61.2",
+    "pyjwt[crypto]>=2.10",
+)
+
+
+def requirements_txt() -> str:
+    """The ``requirements.txt`` written beside a generated package."""
+    header = (
+        "# What `mcp-bridge serve` needs to serve this package: pip install --no-deps mcp-bridge -r requirements.txt\n"
+    )
+    return header + "".join(f"{line}\n" for line in RUNTIME_REQUIREMENTS)
