@@ -36,10 +36,7 @@ class UploadReceiptInput(BaseModel):
         extra='forbid',
     )
     orderId: int
-    file: constr(pattern=r'^(data:([A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*)?(;[^,;]*)*;base64,)?([A-Za-z0-9+/_-]{4})*([A-Za-z0-9+/_-]{2}(==)?|[A-Za-z0-9+/_-]{3}=?)?$') = Field(..., json_schema_extra={'contentEncoding': 'base64'})
-    """
-    File content: base64 or data: URI.
-    """
+    file: constr(pattern=r'^(data:([A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*)?(;[^,;]*)*;base64,)?([A-Za-z0-9+/_-]{4})*([A-Za-z0-9+/_-]{2}(==)?|[A-Za-z0-9+/_-]{3}=?)?$') = Field(..., description='File content: base64 or data: URI.', json_schema_extra={'contentEncoding': 'base64'})
     note: str | None = None
 
 
