@@ -315,7 +315,7 @@ class _Steps:
     metavar="NAME=VALUE",
     help="Value of a server URL variable (must be in the spec's enum when it has one).",
 )
-@click.option("--timeout", type=click.FloatRange(0.1), default=None, help="Overall deadline of one call, seconds.")
+@click.option("--timeout", type=click.FloatRange(0.1), default=None, help="Whole-call deadline, seconds [default: 60].")
 @click.option("--validate-responses", is_flag=True, help="Check upstream responses against the spec; log mismatches.")
 @click.option(
     "--mode",

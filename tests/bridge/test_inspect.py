@@ -24,6 +24,7 @@ def _no_tiktoken_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     """Counts in these tests do not depend on what the machine has cached."""
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
     monkeypatch.delenv("MCP_BRIDGE_TIKTOKEN_DIR", raising=False)
+    monkeypatch.setattr("bridge.tokens.SOURCE_TREE_DIRS", ())
 
 
 def test_inspect_lists_every_tool_with_annotations_and_costs() -> None:
