@@ -221,7 +221,8 @@ def _program() -> tuple[str, ...]:
 
     if Path(sys.argv[0]).name == "mcp-bridge" and Path(sys.argv[0]).is_file():
         return (os.path.abspath(sys.argv[0]),)
-    found = shutil.which("mcp-bridge")
+    beside = Path(sys.executable).parent / "mcp-bridge"  # the script of this interpreter's environment
+    found = str(beside) if beside.is_file() else shutil.which("mcp-bridge")
     return (os.path.abspath(found),) if found else (sys.executable, "-m", "bridge")
 
 
