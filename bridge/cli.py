@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +179,8 @@ def generate(
     try:
         with _Steps() as steps, _interruptible() as interrupted, warnings.catch_warnings():
             warnings.simplefilter("ignore")  # third-party warnings name library files; issues say what matters
-            result = run_generate(spec, output, options, step=steps.step, run=RunCommand(_program(), absolute=True))
+            step = interrupted.checked(steps.step)
+            result = run_generate(spec, output, options, step=step, run=RunCommand(_program(), absolute=True))
     except SpecError as exc:
         for problem in exc.problems:
             _err(f"error: {problem}")
@@ -231,6 +232,16 @@ class _Interrupted:
 
     name: str | None = None
     signal: int | None = None
+
+    def checked(self, step: Callable[[str], None]) -> Callable[[str], None]:
+        """``step`` that raises again at each step once a signal came: a library may have eaten the first."""
+
+        def check(name: str) -> None:
+            if self.signal is not None:
+                raise KeyboardInterrupt
+            step(name)
+
+        return check
 
 
 @contextlib.contextmanager

@@ -23,6 +23,7 @@ __all__ = ["Worker", "WorkerError"]
 T = TypeVar("T")
 STOP_WAIT = 2.0  # seconds for a terminated child to exit before it is killed
 _PR_SET_PDEATHSIG = 1
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 class WorkerError(RuntimeError):
@@ -42,6 +43,8 @@ def _die_with_parent(parent: int) -> None:
 def _child(conn: Connection, parent: int, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked child inherits the CLI's handler
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     _die_with_parent(parent)
     try:
         answer: tuple[str, Any] = ("ok", fn(*args))
@@ -62,8 +65,15 @@ class Worker(Generic[T]):
         context = multiprocessing.get_context()
         self._conn, child_conn = context.Pipe(duplex=False)
         self._process = context.Process(target=_child, args=(child_conn, os.getpid(), fn, args), daemon=True)
-        self._process.start()
-        child_conn.close()
+        # Signals wait until the child has its own handlers (a forked child starts with the parent's).
+        blocked = hasattr(signal, "pthread_sigmask")
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS) if blocked else set()
+        try:
+            self._process.start()
+        finally:
+            if blocked:
+                signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+            child_conn.close()
 
     @property
     def pid(self) -> int | None:
