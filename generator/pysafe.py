@@ -38,7 +38,7 @@ def _tokens(source: str) -> list[tokenize.TokenInfo]:
 
 # What a models module may contain ------------------------------------------------------------
 
-_IMPORTS = {"__future__", "typing", "typing_extensions", "pydantic", "enum", "datetime", "decimal", "uuid"}
+_IMPORTS = {"__future__", "typing", "typing_extensions", "pydantic", "enum", "datetime", "decimal", "uuid", "ipaddress"}
 # Callables the models call at import: pydantic's field and type constructors, nothing else.
 _CALLS = {
     "Field",
