@@ -136,7 +136,7 @@ def build_catalogue(source: str, options: GenerateOptions) -> tuple[Catalogue, t
 
 
 def _empty_issue(api: Api, options: GenerateOptions, document: object) -> Issue | None:
-    """A package with no tool is almost always a mistyped filter: say so (an error unless allowed)."""
+    """A package with no tool after filtering is almost always a mistyped filter: an error unless allowed."""
     if api.operations:
         return None
     filters = [
@@ -154,8 +154,8 @@ def _empty_issue(api: Api, options: GenerateOptions, document: object) -> Issue 
         tags = _spec_tags(document)
         if options.include_tags or options.exclude_tags:
             detail += f" (the spec's tags: {', '.join(tags) if tags else 'none'})"
-    else:
-        detail = "the spec has no operation that can be served"
+    else:  # nothing to filter: the spec itself has no operation (webhooks only, say): worth a word, no more
+        return Issue(Level.WARNING, "spec", "the package has no tool: the spec has no operation that can be served")
     level = Level.WARNING if options.allow_empty else Level.ERROR
     return Issue(level, "spec", detail + ("" if options.allow_empty else "; --allow-empty writes it anyway"))
 

@@ -203,3 +203,10 @@ def test_flow_style_yaml_is_still_yaml(tmp_path: Path) -> None:
         cli, ["generate", str(_spec(tmp_path, text)), "-o", str(tmp_path / "o"), "--allow-empty"]
     )
     assert result.exit_code == 0, result.output
+
+
+def test_a_spec_without_operations_is_written_with_a_warning(tmp_path: Path) -> None:
+    text = 'openapi: 3.0.3\ninfo: {title: Empty, version: "1"}\npaths: {}\n'
+    result = CliRunner().invoke(cli, ["generate", str(_spec(tmp_path, text)), "-o", str(tmp_path / "pkg")])
+    assert result.exit_code == 0, result.output
+    assert "warning: spec: the package has no tool" in result.output
