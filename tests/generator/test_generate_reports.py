@@ -210,3 +210,22 @@ def test_a_spec_without_operations_is_written_with_a_warning(tmp_path: Path) -> 
     result = CliRunner().invoke(cli, ["generate", str(_spec(tmp_path, text)), "-o", str(tmp_path / "pkg")])
     assert result.exit_code == 0, result.output
     assert "warning: spec: the package has no tool" in result.output
+
+
+def test_third_party_warnings_do_not_reach_the_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import warnings
+
+    import datamodel_code_generator
+
+    real = datamodel_code_generator.generate
+
+    def noisy(*args: object, **kwargs: object) -> object:
+        warnings.warn("deprecated thing in /site-packages/lib/module.py", DeprecationWarning, stacklevel=1)
+        warnings.warn("user-facing library warning", UserWarning, stacklevel=1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(datamodel_code_generator, "generate", noisy)
+    result = CliRunner().invoke(cli, ["generate", str(_spec(tmp_path, SPEC)), "-o", str(tmp_path / "pkg")])
+    assert result.exit_code == 0, result.output
+    assert "Warning" not in result.output and "site-packages" not in result.output
+    assert result.output.count("\n") == 1  # only "Wrote ..."
