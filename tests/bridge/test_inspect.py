@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from bench.tokens import ensure_tokenizer
+from bridge import tokens
 from bridge.cli import cli
 from bridge.inspect import inspect_target
-from bridge import tokens
 from bridge.tokens import ESTIMATE_CHARS_PER_TOKEN, RANK_FILES, load_counter, rank_file_from_npm
 from tests.golden import GENERATED_DIR, ROOT, spec_path
 
