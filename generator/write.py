@@ -145,7 +145,7 @@ def diff_manifests(old: dict[str, str] | None, new: dict[str, str]) -> PackageDi
 
 def write_package(package: PackageFiles, out_dir: Path, *, new_manifest_tools: dict[str, str]) -> PackageDiff:
     """Write ``package`` to ``out_dir`` atomically and report what changed since the old manifest."""
-    out_dir = Path(os.path.abspath(out_dir))
+    out_dir = out_dir.resolve()  # a symlinked package folder is replaced where it really is
     target = check_target(out_dir)
     old_manifest = _manifest(out_dir) if target is Target.PACKAGE else None
     diff = diff_manifests(_manifest_tools(old_manifest), new_manifest_tools)
