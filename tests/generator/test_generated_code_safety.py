@@ -89,6 +89,17 @@ def _hostile_spec(marker: Path) -> dict[str, object]:
     }
 
 
+def _docstrings_and_comments(path: Path) -> list[str]:
+    source = path.read_text(encoding="utf-8")
+    comments = [t.string for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.COMMENT]
+    docstrings = [
+        node.value.value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+    ]
+    return comments + docstrings
+
+
 def test_no_generated_module_runs_spec_text_when_imported(tmp_path: Path) -> None:
     marker = tmp_path / "PWNED"
     spec = tmp_path / "hostile.json"
@@ -104,6 +115,8 @@ def test_no_generated_module_runs_spec_text_when_imported(tmp_path: Path) -> Non
     for path in (out / "models").glob("*.py"):
         if path.name != "__init__.py":
             check_models_source(path.read_text(encoding="utf-8"))
+    for path in out.rglob("*.py"):
+        assert all("bytes([" not in text for text in _docstrings_and_comments(path)), path
     typed = (out / "models" / "inputs.py").read_text(encoding="utf-8")
     assert "Input(BaseModel)" in typed  # the hostile text did not just make the models disappear
     script = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\n"
