@@ -247,8 +247,12 @@ class _Interrupted:
 @contextlib.contextmanager
 def _interruptible() -> Iterator[_Interrupted]:
     import signal
+    import threading
 
     state = _Interrupted()
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield state
+        return
 
     def on_signal(signum: int, _frame: object) -> None:
         state.name, state.signal = signal.Signals(signum).name, signum
