@@ -6,7 +6,10 @@ inside the commands so that ``serve`` starts without loading the generator.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +51,12 @@ def _read_config(path: Path | None) -> dict[str, Any]:
 @click.argument("spec")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Package folder [default: generated/<name>].")
 @click.option("--name", help="Package name [default: from the spec's title].")
+@click.option(
+    "--env-prefix",
+    callback=lambda _ctx, _param, value: _env_prefix(value),
+    help="Prefix of the package's environment variables (<PREFIX>_BASE_URL, ...) [default: from the package name].",
+)
+@click.option("--allow-empty", is_flag=True, help="Write the package even when no tool is left (a warning).")
 @click.option(
     "--max-name-length",
     type=click.IntRange(8, 128),
@@ -120,6 +129,8 @@ def generate(
     spec: str,
     output: Path | None,
     name: str | None,
+    env_prefix: str | None,
+    allow_empty: bool,
     max_name_length: int,
     description_limit: int,
     include_tags: tuple[str, ...],
@@ -143,10 +154,13 @@ def generate(
     from generator.issues import GenerationError, Level
     from generator.load import SpecError
     from generator.options import GenerateOptions
+    from generator.render import RunCommand
 
     config = _read_config(config_path)
     options = GenerateOptions(
         name=name,
+        env_prefix=env_prefix,
+        allow_empty=allow_empty,
         max_name_length=max_name_length,
         description_limit=description_limit,
         include_tags=include_tags,
@@ -167,8 +181,10 @@ def generate(
         output_depth=output_depth,
     )
     try:
-        with _Steps() as steps:
-            result = run_generate(spec, output, options, step=steps.step)
+        with _Steps() as steps, _interruptible() as interrupted, warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # third-party warnings name library files; issues say what matters
+            step = interrupted.checked(steps.step)
+            result = run_generate(spec, output, options, step=step, run=RunCommand(_program(), absolute=True))
     except SpecError as exc:
         for problem in exc.problems:
             _err(f"error: {problem}")
@@ -177,6 +193,12 @@ def generate(
         for issue in exc.issues:
             _err(str(issue))
         sys.exit(1)
+    except OSError as exc:  # the write step's WriteError, or an unreadable config/spec path
+        _err(f"error: {' '.join(str(exc).split())}")
+        sys.exit(1)
+    except KeyboardInterrupt:
+        _err(f"error: stopped by {interrupted.name or 'SIGINT'}; nothing more was generated")
+        sys.exit(128 + (interrupted.signal or 2))
     for issue in result.issues:
         if issue.level is Level.WARNING:
             _err(str(issue))
@@ -187,6 +209,65 @@ def generate(
         click.echo("Changes since the last generation:")
         for line in result.diff.lines():
             click.echo(f"  {line}")
+
+
+def _env_prefix(value: str | None) -> str | None:
+    import re
+
+    if value is not None and not re.fullmatch(r"[A-Z_][A-Z0-9_]*", value):
+        raise click.BadParameter(f"{value!r} is not an environment variable prefix (A-Z, 0-9, _)")
+    return value
+
+
+def _program() -> tuple[str, ...]:
+    """How a client starts this mcp-bridge: its absolute path, else this Python with ``-m bridge``."""
+    import os
+    import shutil
+
+    if Path(sys.argv[0]).name == "mcp-bridge" and Path(sys.argv[0]).is_file():
+        return (os.path.abspath(sys.argv[0]),)
+    beside = Path(sys.executable).parent / "mcp-bridge"  # the script of this interpreter's environment
+    found = str(beside) if beside.is_file() else shutil.which("mcp-bridge")
+    return (os.path.abspath(found),) if found else (sys.executable, "-m", "bridge")
+
+
+class _Interrupted:
+    """Which signal stopped the run (SIGTERM is turned into KeyboardInterrupt so cleanup runs)."""
+
+    name: str | None = None
+    signal: int | None = None
+
+    def checked(self, step: Callable[[str], None]) -> Callable[[str], None]:
+        """``step`` that raises again at each step once a signal came: a library may have eaten the first."""
+
+        def check(name: str) -> None:
+            if self.signal is not None:
+                raise KeyboardInterrupt
+            step(name)
+
+        return check
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[_Interrupted]:
+    import signal
+    import threading
+
+    state = _Interrupted()
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield state
+        return
+
+    def on_signal(signum: int, _frame: object) -> None:
+        state.name, state.signal = signal.Signals(signum).name, signum
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield state
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _discovery_hint(catalogue: Any, out_dir: Path) -> None:
@@ -254,7 +335,7 @@ class _Steps:
     metavar="NAME=VALUE",
     help="Value of a server URL variable (must be in the spec's enum when it has one).",
 )
-@click.option("--timeout", type=click.FloatRange(0.1), default=None, help="Overall deadline of one call, seconds.")
+@click.option("--timeout", type=click.FloatRange(0.1), default=None, help="Whole-call deadline, seconds [default: 60].")
 @click.option("--validate-responses", is_flag=True, help="Check upstream responses against the spec; log mismatches.")
 @click.option(
     "--mode",

@@ -20,6 +20,7 @@ from bridge.tokens import TokenCounter, load_counter
 
 __all__ = ["Report", "ToolCost", "inspect_target", "model_visible_tokens", "print_report", "report_json"]
 
+PIPE_WIDTH = 10_000  # rich folds at 80 columns when it cannot ask a terminal
 _DUMMY_BASE_URL = "http://127.0.0.1:9"  # never contacted: inspect builds the tools, calls nothing
 
 
@@ -159,7 +160,10 @@ def print_report(report: Report, *, largest: int = 10, console: Any = None) -> N
     from rich.console import Console
     from rich.table import Table
 
-    console = console or Console()
+    if console is None:
+        console = Console()
+        if not console.is_terminal:  # piped or redirected: one line per tool, names never folded
+            console = Console(width=PIPE_WIDTH)
     how = "exact" if report.exact else "ESTIMATED"
     table = Table(
         title=f"{report.api}: {len(report.tools)} tools ({report.mode} mode), {report.encoding} tokens ({how})",

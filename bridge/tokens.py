@@ -8,8 +8,9 @@ files on first use, which a machine without general network access cannot do, so
    ``<tmp>/data-gym-cache``), when a file there has the SHA-256 tiktoken pins;
 2. the npm package ``tiktoken`` (``encoders/<name>.json`` ships the same ranks in a compressed
    form), found under one of the folders given (``node_modules/tiktoken`` inside them, or the
-   package folder itself) or under ``$MCP_BRIDGE_TIKTOKEN_DIR``. The official ``.tiktoken`` rank
-   file is rebuilt from it and checked against the same pinned SHA-256 before use;
+   package folder itself), under ``$MCP_BRIDGE_TIKTOKEN_DIR``, or, in a source checkout, where
+   the tests and benchmarks install it (``bench/tokenizer``, ``bench/node``, ``tests/node``). The
+   official ``.tiktoken`` rank file is rebuilt from it and checked against the same pinned SHA-256;
 3. otherwise an estimate, documented as such: ``ceil(characters / 4)``. On GitHub's compacted
    tool list it says 207,520 where the exact count is 178,480 (16% high); it is never reported
    as exact.
@@ -33,6 +34,13 @@ __all__ = ["ENCODING", "ESTIMATE_CHARS_PER_TOKEN", "RANK_FILES", "TokenCounter",
 ENCODING = "o200k_base"
 ESTIMATE_CHARS_PER_TOKEN = 4
 TIKTOKEN_DIR_ENV = "MCP_BRIDGE_TIKTOKEN_DIR"
+_CHECKOUT = Path(__file__).resolve().parent.parent
+# Where `make test` and `make bench` put the npm package in a source checkout (absent when installed).
+SOURCE_TREE_DIRS: tuple[Path, ...] = (
+    tuple(_CHECKOUT / sub for sub in ("bench/tokenizer", "bench/node", "tests/node"))
+    if (_CHECKOUT / "pyproject.toml").is_file()
+    else ()
+)
 
 # name -> (the URL tiktoken downloads, whose SHA-1 is the cache key; the SHA-256 tiktoken pins)
 # Values from tiktoken_ext/openai_public.py (tiktoken 0.14).
@@ -186,6 +194,7 @@ def load_counter(encoding: str = ENCODING, *, npm_dirs: Sequence[Path] = ()) -> 
         extra = os.environ.get(TIKTOKEN_DIR_ENV)
         if extra:
             folders.append(Path(extra))
+        folders.extend(SOURCE_TREE_DIRS)
         for candidate in _npm_candidates(encoding, folders):
             try:
                 encoder_json = json.loads(candidate.read_bytes())

@@ -14,8 +14,10 @@ from generator.issues import GenerationError, Issue, Level
 from generator.load import LoadedSpec, load_spec
 from generator.options import GenerateOptions
 from generator.parse import parse_api
-from generator.render import catalogue_from_api, manifest_tools, render_package
-from generator.write import PackageDiff, write_package
+from generator.render import DEFAULT_RUN, RunCommand, catalogue_from_api, manifest_tools, render_package
+from generator.unsatisfiable import impossible_parts
+from generator.workers import Worker
+from generator.write import PackageDiff, check_target, write_package
 
 DEFAULT_OUTPUT_ROOT = Path("generated")
 PARALLEL_VALIDATION_BYTES = 1_000_000  # specs smaller than this validate in milliseconds
@@ -86,14 +88,12 @@ class _BackgroundValidation:
     """Validation of a big spec in a second process, overlapping parsing and model generation.
 
     openapi-spec-validator needs seconds on a spec like GitHub's (13 MB); everything else the
-    generator does fits in about the same time on the other core.
+    generator does fits in about the same time on the other core. The worker ends with the run,
+    Ctrl-C and SIGTERM included (:mod:`generator.workers`).
     """
 
     def __init__(self, source: str, options: GenerateOptions) -> None:
-        from concurrent.futures import ProcessPoolExecutor
-
-        self._pool = ProcessPoolExecutor(max_workers=1)
-        self._future = self._pool.submit(_validation_issues, source, options.allow_remote_refs)
+        self._worker: Worker[tuple[Issue, ...]] = Worker(_validation_issues, source, options.allow_remote_refs)
 
     @classmethod
     def start(cls, source: str, options: GenerateOptions) -> _BackgroundValidation | None:
@@ -103,16 +103,12 @@ class _BackgroundValidation:
         return cls(source, options)
 
     def issues(self, loaded: LoadedSpec) -> tuple[Issue, ...]:
-        try:
-            found = self._future.result()
-        finally:
-            self._pool.shutdown(wait=True)
+        found = self._worker.result()
         already = set(loaded.issues)
         return loaded.issues + tuple(i for i in found if i not in already)
 
     def cancel(self) -> None:
-        self._future.cancel()
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._worker.stop()
 
 
 def finish_catalogue(api: Api, options: GenerateOptions) -> tuple[Api, Catalogue]:
@@ -139,33 +135,88 @@ def build_catalogue(source: str, options: GenerateOptions) -> tuple[Catalogue, t
     return catalogue, api.issues
 
 
+def _empty_issue(api: Api, options: GenerateOptions, document: object) -> Issue | None:
+    """A package with no tool after filtering is almost always a mistyped filter: an error unless allowed."""
+    if api.operations:
+        return None
+    filters = [
+        f"{flag} {value}"
+        for flag, values in (
+            ("--include-tags", options.include_tags),
+            ("--exclude-tags", options.exclude_tags),
+            ("--include-operations", options.include_operations),
+            ("--exclude-operations", options.exclude_operations),
+        )
+        for value in values
+    ] + (["--read-only"] if options.read_only else [])
+    if filters:
+        detail = f"no operation is left after {' '.join(filters)}"
+        tags = _spec_tags(document)
+        if options.include_tags or options.exclude_tags:
+            detail += f" (the spec's tags: {', '.join(tags) if tags else 'none'})"
+    else:  # nothing to filter: the spec itself has no operation (webhooks only, say): worth a word, no more
+        return Issue(Level.WARNING, "spec", "the package has no tool: the spec has no operation that can be served")
+    level = Level.WARNING if options.allow_empty else Level.ERROR
+    return Issue(level, "spec", detail + ("" if options.allow_empty else "; --allow-empty writes it anyway"))
+
+
+def _spec_tags(document: object) -> list[str]:
+    paths = document.get("paths") if isinstance(document, dict) else None
+    tags: set[str] = set()
+    for item in paths.values() if isinstance(paths, dict) else ():
+        for op in item.values() if isinstance(item, dict) else ():
+            if isinstance(op, dict) and isinstance(op.get("tags"), list):
+                tags.update(str(t) for t in op["tags"])
+    return sorted(tags)
+
+
+def _unsatisfiable_issues(api: Api) -> list[Issue]:
+    return [
+        Issue(Level.WARNING, op.label, f"no input satisfies tool {op.tool_name!r}: /inputSchema{where}: {why}")
+        for op in api.operations
+        for where, why in impossible_parts(op.input_schema)
+    ]
+
+
 def generate(
     source: str,
     out_dir: Path | None = None,
     options: GenerateOptions | None = None,
     *,
     step: Step = _no_step,
+    run: RunCommand = DEFAULT_RUN,
 ) -> GenerateResult:
+    """One run; ``run`` is how the README says to start the server (see :class:`RunCommand`)."""
     options = options or GenerateOptions()
+    if out_dir is not None:
+        check_target(out_dir.absolute())  # refuse a foreign folder before any work
     background = _BackgroundValidation.start(source, options)
     try:
         loaded, api = _load_and_parse(source, options, step=step, validate=background is None)
+        target = out_dir if out_dir is not None else DEFAULT_OUTPUT_ROOT / api.name
+        check_target(target.absolute())
+        empty = _empty_issue(api, options, loaded.document)
+        if empty is not None and empty.level is Level.ERROR:
+            raise GenerationError([*loaded.issues, *api.issues, empty])
         step("render")
         api, catalogue = finish_catalogue(api, options)
+        if run.absolute:
+            run = replace(run, package=str(target.resolve()))
         package = render_package(
             api,
             catalogue,
             spec_source=Path(source).name if "://" not in source else source,
             spec_sha256=loaded.sha256,
             models=options.models,
+            run=run,
         )
         load_issues = background.issues(loaded) if background is not None else loaded.issues
     except BaseException:
         if background is not None:
             background.cancel()
         raise
-    api = _settle_issues(api, load_issues, strict=options.strict)
-    target = out_dir if out_dir is not None else DEFAULT_OUTPUT_ROOT / api.name
+    extra = [*package.issues, *_unsatisfiable_issues(api), *([empty] if empty is not None else [])]
+    api = _settle_issues(replace(api, issues=(*api.issues, *extra)), load_issues, strict=options.strict)
     step("write")
     diff = write_package(package, target, new_manifest_tools=manifest_tools(api))
     return GenerateResult(api=api, out_dir=target, diff=diff, issues=api.issues, catalogue=catalogue)

@@ -125,7 +125,7 @@ def _load(
     max_bytes: int,
 ) -> LoadedSpec:
     try:
-        document = parse_document(raw)
+        document = parse_document(raw, name=name)
     except refs.ReadError as exc:
         raise SpecError([f"{name}: {exc}"]) from None
     version = _declared_version(document, name)
@@ -269,7 +269,7 @@ def _read_reference(uri: str, *, timeout: float, max_bytes: int) -> Any:
         raw = read_file(url2pathname(urlsplit(uri).path), max_bytes=max_bytes, regular_only=True)
     else:
         raw = fetch_url(uri, timeout=timeout, max_bytes=max_bytes)
-    return parse_document(raw)
+    return parse_document(raw, name=urlsplit(uri).path)
 
 
 # --- parsing --------------------------------------------------------------------------------------
@@ -304,8 +304,14 @@ _SpecLoader.yaml_implicit_resolvers = {
 _SpecLoader.add_constructor(_YAML_TIMESTAMP, lambda loader, node: loader.construct_scalar(node))
 
 
-def parse_document(raw: bytes) -> Any:
+_JSON_START = re.compile(r'\s*(\{\s*("|\})|\[)')  # `{"key"`, `{}` or `[`: JSON, not flow-style YAML
+
+
+def parse_document(raw: bytes, *, name: str = "") -> Any:
     """Parse JSON or YAML, chosen by content: JSON first when the text starts with ``{`` (it is faster).
+
+    A ``.json`` file, or text that looks like JSON, is JSON only: YAML would accept its syntax
+    errors (a trailing comma) and report nothing.
 
     Raises:
         refs.ReadError: not UTF-8, not parseable (with line and column), or an alias bomb.
@@ -314,24 +320,29 @@ def parse_document(raw: bytes) -> Any:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise refs.ReadError(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
+    json_only = name.lower().endswith(".json") or _JSON_START.match(text) is not None
     json_error: json.JSONDecodeError | None = None
-    if text.lstrip().startswith("{"):
+    if json_only or text.lstrip().startswith("{"):
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             json_error = exc
         except RecursionError:
             raise refs.ReadError("nested too deeply") from None
+    if json_error is not None and json_only:
+        raise refs.ReadError(_json_message(json_error)) from None
     try:
         return _parse_yaml(text)
     except yaml.YAMLError as exc:
         if json_error is not None:
-            raise refs.ReadError(
-                f"line {json_error.lineno}, column {json_error.colno}: invalid JSON: {json_error.msg}"
-            ) from None
+            raise refs.ReadError(_json_message(json_error)) from None
         raise refs.ReadError(_yaml_message(exc)) from None
     except RecursionError:
         raise refs.ReadError("nested too deeply") from None
+
+
+def _json_message(exc: json.JSONDecodeError) -> str:
+    return f"line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}"
 
 
 def _parse_yaml(text: str) -> Any:

@@ -57,3 +57,5 @@ class GenerateOptions:
     output_depth: int = DEFAULT_OUTPUT_DEPTH  # object levels the output schema spells out
     output_descriptions: bool = False  # keep descriptions in output schemas
     mode: Mode = "tools"  # how `serve` presents the tools by default (recorded in the catalogue)
+    allow_empty: bool = False  # write a package with no tool (a warning, not an error)
+    env_prefix: str | None = None  # prefix of the environment variables; default from the package name

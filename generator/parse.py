@@ -93,7 +93,7 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
     info_node = document.get("info")
     info: dict[str, Any] = info_node if isinstance(info_node, dict) else {}
     name = options.name or package_name(str(info.get("title") or ""))
-    env_prefix = env_prefix_for(name)
+    env_prefix = options.env_prefix or env_prefix_for(name)
     level = Level.ERROR if options.strict else Level.WARNING
     bindings, bind_problems = bind_config.usable(options.bindings)
     options = dataclasses.replace(options, bindings=bindings)

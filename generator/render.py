@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shlex
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -10,10 +12,31 @@ import jinja2
 
 from bridge.binding import CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue, ToolEntry
 from generator.ir import Api
+from generator.issues import Issue, Level
 from generator.models import render_model_modules
+from generator.pysafe import py_str
 from generator.write import MANIFEST_FILE, PackageFiles
 
 TEMPLATES = ("server.py", "hooks.py", "README.md", "__init__.py")
+
+
+@dataclass(frozen=True, slots=True)
+class RunCommand:
+    """How the package's README tells a person and an MCP client to start the server.
+
+    The golden record is rendered with the defaults (``mcp-bridge serve generated/<name>``) so it
+    is byte-identical on every machine; the CLI passes this run's absolute program and folder.
+    """
+
+    program: tuple[str, ...] = ("mcp-bridge",)  # or (python, "-m", "bridge")
+    package: str | None = None  # None: generated/<name>
+    absolute: bool = False  # True: the package's real absolute folder, known once the target is
+
+    def args(self, api_name: str) -> list[str]:
+        return [*self.program[1:], "serve", self.package or f"generated/{api_name}"]
+
+
+DEFAULT_RUN = RunCommand()
 
 
 def generator_version() -> str:
@@ -69,8 +92,8 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         autoescape=False,
     )
-    # Spec text reaches generated Python only through repr(): a string literal can't become code.
-    env.filters["pyrepr"] = lambda value: repr(str(value))
+    # Spec text reaches generated Python only through py_str: a string literal can't become code.
+    env.filters["py_str"] = py_str
     env.filters["md_cell"] = _md_cell
     return env
 
@@ -81,15 +104,24 @@ def _md_cell(value: object) -> str:
 
 
 def render_package(
-    api: Api, catalogue: Catalogue, *, spec_source: str, spec_sha256: str, models: bool = True
+    api: Api,
+    catalogue: Catalogue,
+    *,
+    spec_source: str,
+    spec_sha256: str,
+    models: bool = True,
+    run: RunCommand = DEFAULT_RUN,
 ) -> PackageFiles:
     """The files of ``api``'s package; ``catalogue`` is what the runtime will serve."""
+    args = run.args(api.name)
     context = {
         "api": api,
         "catalogue": catalogue,
         "spec_source": spec_source,
         "generator_version": generator_version(),
         "env_vars": _env_vars(catalogue),
+        "serve_command": shlex.join([run.program[0], *args]),
+        "client_configs": _client_configs(api.name, catalogue, run.program[0], args),
     }
     env = _environment()
     package = PackageFiles()
@@ -98,14 +130,6 @@ def render_package(
         target = package.user_files if name == "hooks.py" else package.files
         target[name] = text.encode("utf-8")
     package.files[CATALOGUE_FILE] = catalogue_json(catalogue)
-    package.files[MANIFEST_FILE] = dump_json(
-        {
-            "name": api.name,
-            "generator": f"mcp-bridge {generator_version()}",
-            "spec": {"source": spec_source, "sha256": spec_sha256},
-            "tools": manifest_tools(api),
-        }
-    )
     if models:
         wire_tools: list[dict[str, Any]] = []
         for tool in catalogue.tools:
@@ -113,9 +137,42 @@ def render_package(
             if tool.output_schema is not None:
                 wire["outputSchema"] = tool.output_schema
             wire_tools.append(wire)
-        for path, source in render_model_modules(wire_tools).items():
-            package.files[path] = source.encode("utf-8")
+        for path, module in render_model_modules(wire_tools).items():
+            package.files[path] = module.source.encode("utf-8")
+            if module.untyped:
+                detail = (
+                    f"no typed model for {len(module.untyped)} tool(s): {', '.join(module.untyped)} "
+                    f"(datamodel-code-generator: {module.reason})"
+                )
+                package.issues.append(Issue(Level.WARNING, path, detail))
+    # The manifest lists what the tool wrote, so regenerating removes only those files.
+    package.files[MANIFEST_FILE] = dump_json(
+        {
+            "name": api.name,
+            "generator": f"mcp-bridge {generator_version()}",
+            "spec": {"source": spec_source, "sha256": spec_sha256},
+            "files": sorted([*package.files, MANIFEST_FILE]),
+            "tools": manifest_tools(api),
+        }
+    )
     return package
+
+
+def _client_configs(name: str, catalogue: Catalogue, program: str, args: list[str]) -> list[tuple[str, str]]:
+    """(where it goes, JSON) for Claude Desktop, Cursor and VS Code; json.dumps does the quoting."""
+    env = {var.name: f"<{var.role}>" for scheme in catalogue.security_schemes.values() for var in scheme.env}
+    if not catalogue.servers:  # no default base URL: the client must give one
+        env = {f"{catalogue.env_prefix}_BASE_URL": "https://api.example.com", **env}
+    server: dict[str, Any] = {"command": program, "args": args}
+    if env:
+        server["env"] = dict(sorted(env.items()))
+    mcp_servers = json.dumps({"mcpServers": {name: server}}, indent=2, ensure_ascii=False)
+    vscode = json.dumps({"servers": {name: {"type": "stdio", **server}}}, indent=2, ensure_ascii=False)
+    return [
+        ("Claude Desktop (`claude_desktop_config.json`)", mcp_servers),
+        ("Cursor (`~/.cursor/mcp.json`, or `.cursor/mcp.json` in a project)", mcp_servers),
+        ("VS Code (`.vscode/mcp.json`)", vscode),
+    ]
 
 
 def _env_vars(catalogue: Catalogue) -> list[tuple[str, str]]:

@@ -1,20 +1,51 @@
-"""Writing a package so that a crash never leaves a half-written folder.
+"""Writing a package without losing anything the tool did not write.
 
-Files go to a temporary sibling folder first; only when every file is written is the folder
-swapped in with renames. User files (``hooks.py``) found in the old package are carried over.
+The target folder must be new, empty, or a package this tool wrote (its ``manifest.json`` says
+``mcp-bridge``); anything else (a file, a project folder, ``-o .`` in a folder holding the spec)
+is refused with a :class:`WriteError` before a byte is written. Files go to a temporary sibling
+folder first; only when every file is written is the folder swapped in with renames, so a crash
+never leaves a half-written package. Files in the old package that the manifest does not list as
+generated (``hooks.py``, anything the user added) are carried over.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
-import tempfile
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
+
+from generator.issues import Issue
 
 USER_FILES = ("hooks.py",)
 MANIFEST_FILE = "manifest.json"
+GENERATOR_MARK = "mcp-bridge"
+# What packages written before the manifest listed its files contained.
+LEGACY_GENERATED = frozenset(
+    {
+        "README.md",
+        "__init__.py",
+        "catalogue.json",
+        MANIFEST_FILE,
+        "server.py",
+        "models/__init__.py",
+        "models/inputs.py",
+        "models/outputs.py",
+    }
+)
+
+
+class WriteError(OSError):
+    """The package cannot be written there; the message is one line for the user."""
+
+
+class Target(Enum):
+    ABSENT = "absent"
+    EMPTY = "empty"
+    PACKAGE = "package"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,17 +74,57 @@ class PackageFiles:
 
     files: dict[str, bytes] = field(default_factory=dict)
     user_files: dict[str, bytes] = field(default_factory=dict)
+    issues: list[Issue] = field(default_factory=list)  # warnings found while rendering
 
 
-def _manifest_tools(folder: Path) -> dict[str, str] | None:
+def _manifest(folder: Path) -> dict[str, object] | None:
     try:
         manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
-        tools = manifest["tools"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError):
         return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def _is_ours(manifest: dict[str, object] | None) -> bool:
+    return manifest is not None and str(manifest.get("generator", "")).startswith(GENERATOR_MARK)
+
+
+def _manifest_tools(manifest: dict[str, object] | None) -> dict[str, str] | None:
+    tools = manifest.get("tools") if manifest is not None else None
     if not isinstance(tools, dict):
         return None
     return {str(name): str(op) for name, op in tools.items()}
+
+
+def _generated_files(manifest: dict[str, object]) -> frozenset[str]:
+    files = manifest.get("files")
+    if isinstance(files, list) and all(isinstance(f, str) for f in files):
+        return frozenset(files)
+    return LEGACY_GENERATED
+
+
+def check_target(out_dir: Path) -> Target:
+    """What ``out_dir`` is; :class:`WriteError` when writing there could destroy someone's files."""
+    try:
+        if not os.path.lexists(out_dir):
+            for parent in out_dir.parents:  # `-o notes.txt/pkg`: say which part is in the way
+                if os.path.lexists(parent):
+                    if not parent.is_dir():
+                        raise WriteError(f"cannot create {out_dir}: {parent} is a file, not a folder")
+                    break
+            return Target.ABSENT
+        if not out_dir.is_dir():
+            raise WriteError(f"{out_dir} is a file; give a folder for the package")
+        if not any(out_dir.iterdir()):
+            return Target.EMPTY
+    except PermissionError:
+        raise WriteError(f"cannot write {out_dir}: permission denied") from None
+    if _is_ours(_manifest(out_dir)):
+        return Target.PACKAGE
+    raise WriteError(
+        f"{out_dir} is not empty and is not a package written by mcp-bridge (no {MANIFEST_FILE} of ours); "
+        "give a new or empty folder"
+    )
 
 
 def diff_manifests(old: dict[str, str] | None, new: dict[str, str]) -> PackageDiff:
@@ -74,24 +145,44 @@ def diff_manifests(old: dict[str, str] | None, new: dict[str, str]) -> PackageDi
 
 def write_package(package: PackageFiles, out_dir: Path, *, new_manifest_tools: dict[str, str]) -> PackageDiff:
     """Write ``package`` to ``out_dir`` atomically and report what changed since the old manifest."""
-    out_dir = out_dir.resolve()
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    diff = diff_manifests(_manifest_tools(out_dir) if out_dir.exists() else None, new_manifest_tools)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=out_dir.parent))
+    out_dir = out_dir.resolve()  # a symlinked package folder is replaced where it really is
+    target = check_target(out_dir)
+    old_manifest = _manifest(out_dir) if target is Target.PACKAGE else None
+    diff = diff_manifests(_manifest_tools(old_manifest), new_manifest_tools)
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        staging = _fresh_dir(out_dir, "tmp")
+    except OSError as exc:
+        raise WriteError(f"cannot write {out_dir}: {exc.strerror or exc}") from None
     try:
         for rel, content in sorted(package.files.items()):
             _write_file(staging / rel, content)
+        if old_manifest is not None:
+            _carry_over(out_dir, staging, skip=_generated_files(old_manifest) | set(package.files))
         for rel, content in sorted(package.user_files.items()):
-            existing = out_dir / rel
-            if existing.is_file():
-                shutil.copy2(existing, staging / rel)
-            else:
+            if not os.path.lexists(staging / rel):
                 _write_file(staging / rel, content)
-        _swap_in(staging, out_dir)
-    except BaseException:
+        if target is Target.PACKAGE:
+            _swap_in(staging, out_dir)
+        else:
+            _move_into(staging, out_dir, create=target is Target.ABSENT)
+    except BaseException as exc:
         shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(exc, OSError) and not isinstance(exc, WriteError):
+            raise WriteError(f"cannot write {out_dir}: {exc.strerror or exc}") from exc
         raise
     return diff
+
+
+def _fresh_dir(out_dir: Path, suffix: str) -> Path:
+    # os.mkdir honours the umask (mkdtemp would make it 0700 and the package unreadable to others).
+    while True:
+        path = out_dir.parent / f".{out_dir.name}.{secrets.token_hex(4)}.{suffix}"
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
 
 
 def _write_file(path: Path, content: bytes) -> None:
@@ -102,13 +193,57 @@ def _write_file(path: Path, content: bytes) -> None:
         os.fsync(fh.fileno())
 
 
+def _carry_over(old: Path, staging: Path, *, skip: set[str] | frozenset[str]) -> None:
+    """Hard-link (else copy) every file of ``old`` that the tool did not write into ``staging``."""
+    for root, dirs, files in os.walk(old):
+        base = Path(root)
+        for name in dirs:
+            if (base / name).is_symlink():
+                files.append(name)  # a symlink is carried as a link, never followed
+        dirs[:] = [d for d in dirs if not (base / d).is_symlink()]
+        for name in dirs:
+            rel = (base / name).relative_to(old)
+            (staging / rel).mkdir(parents=True, exist_ok=True)
+        for name in files:
+            source = base / name
+            rel = source.relative_to(old)
+            if rel.as_posix() in skip:
+                continue
+            dest = staging / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if source.is_symlink():
+                os.symlink(os.readlink(source), dest)
+                continue
+            try:
+                os.link(source, dest)
+            except OSError:
+                shutil.copy2(source, dest)
+
+
+def _move_into(staging: Path, out_dir: Path, *, create: bool) -> None:
+    if create:
+        os.replace(staging, out_dir)  # one rename: the whole package appears at once
+        return
+    # An existing empty folder keeps its identity (it may be the shell's current folder).
+    moved: list[Path] = []
+    try:
+        for entry in sorted(staging.iterdir()):
+            os.replace(entry, out_dir / entry.name)
+            moved.append(out_dir / entry.name)
+    except BaseException:
+        for path in moved:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        raise
+    staging.rmdir()
+
+
 def _swap_in(staging: Path, out_dir: Path) -> None:
     # Two renames on the same filesystem: at every instant either the old or the new complete
     # package sits at out_dir (or, for one rename's time, the old one under its backup name).
-    if not out_dir.exists():
-        os.replace(staging, out_dir)
-        return
-    backup = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".old", dir=out_dir.parent))
+    backup = _fresh_dir(out_dir, "old")
     backup.rmdir()
     os.replace(out_dir, backup)
     try:

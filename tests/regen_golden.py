@@ -1,4 +1,8 @@
-"""Rewrite generated/ from specs/ on purpose: `make golden`. The diff is what to review."""
+"""Rewrite generated/ from specs/ on purpose: `make golden`. The diff is what to review.
+
+`generate` is called without a RunCommand, so each README says `mcp-bridge serve generated/<name>`:
+the CLI writes this machine's absolute program and folder instead, which would differ per machine.
+"""
 
 from __future__ import annotations
 

@@ -160,3 +160,18 @@ def test_config_file_overrides_name_and_annotations(tmp_path: Path) -> None:
     catalogue = json.loads((out / "catalogue.json").read_text())
     assert [t["name"] for t in catalogue["tools"]] == ["things"]
     assert catalogue["tools"][0]["annotations"]["openWorldHint"] is False
+
+
+def test_generate_runs_from_a_thread_other_than_the_main_one(tmp_path: Path) -> None:
+    import threading
+
+    results: list[int] = []
+    spec = _spec(tmp_path)
+    worker = threading.Thread(
+        target=lambda: results.append(
+            CliRunner().invoke(cli, ["generate", str(spec), "-o", str(tmp_path / "pkg"), "--no-models"]).exit_code
+        )
+    )
+    worker.start()
+    worker.join(timeout=60)
+    assert results == [0]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
-from pydantic import BaseModel, ConfigDict, RootModel, conint
+from pydantic import BaseModel, ConfigDict, Field, RootModel, conint
 
 
 class Model(RootModel[Any]):
@@ -22,8 +22,5 @@ class ListOwnersInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    page: conint(ge=1) | None = 1
-    """
-    Page number, from 1.
-    """
+    page: conint(ge=1) | None = Field(1, description='Page number, from 1.')
     fields: str | None = None

@@ -31,14 +31,8 @@ class ListItemsInput(BaseModel):
         extra='forbid',
     )
     limit: conint(le=50) | None = None
-    filter: Filter | None = None
-    """
-    Exploded form object; its members are query parameters of their own.
-    """
-    extra: dict[str, str] | None = None
-    """
-    Free keys, still never another parameter's or a credential's name.
-    """
+    filter: Filter | None = Field(None, description='Exploded form object; its members are query parameters of their own.')
+    extra: dict[str, str] | None = Field(None, description="Free keys, still never another parameter's or a credential's name.")
     prefs: Prefs | None = None
     fields: str | None = None
 

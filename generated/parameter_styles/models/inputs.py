@@ -22,10 +22,7 @@ class ItemsGetInput(BaseModel):
         extra='forbid',
     )
     id: constr(min_length=1)
-    id_query: str | None = None
-    """
-    Same name, other location.
-    """
+    id_query: str | None = Field(None, description='Same name, other location.')
     filter_status: FilterStatus | None = None
     X_Request_ID: UUID | None = Field(None, alias='X-Request-ID')
     session: str | None = None
@@ -70,10 +67,7 @@ class UploadInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    file: str = Field(..., json_schema_extra={'contentEncoding': 'base64'})
-    """
-    File content: base64 or data: URI.
-    """
+    file: str = Field(..., description='File content: base64 or data: URI.', json_schema_extra={'contentEncoding': 'base64'})
     caption: str | None = None
 
 
@@ -82,10 +76,7 @@ class PutRawInput(BaseModel):
         extra='forbid',
     )
     name: constr(min_length=1)
-    body: str | None = Field(None, json_schema_extra={'contentEncoding': 'base64'})
-    """
-    Binary application/octet-stream body, base64-encoded.
-    """
+    body: str | None = Field(None, description='Binary application/octet-stream body, base64-encoded.', json_schema_extra={'contentEncoding': 'base64'})
 
 
 class AddNoteInput(BaseModel):

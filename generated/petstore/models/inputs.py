@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
-from pydantic import BaseModel, ConfigDict, RootModel, conint, constr
+from pydantic import BaseModel, ConfigDict, Field, RootModel, conint, constr
 from enum import StrEnum
 
 
@@ -21,18 +21,9 @@ class ListPetsInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    status: Status | None = None
-    """
-    Only pets with this status.
-    """
-    tags: list[str] | None = None
-    """
-    Only pets with all of these tags.
-    """
-    limit: conint(ge=1, le=100) | None = 20
-    """
-    How many pets to return at most.
-    """
+    status: Status | None = Field(None, description='Only pets with this status.')
+    tags: list[str] | None = Field(None, description='Only pets with all of these tags.')
+    limit: conint(ge=1, le=100) | None = Field(20, description='How many pets to return at most.')
     fields: str | None = None
 
 
@@ -40,14 +31,8 @@ class CreatePetInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    name: constr(min_length=1, max_length=64)
-    """
-    The pet's name.
-    """
-    tag: str | None = None
-    """
-    An optional tag.
-    """
+    name: constr(min_length=1, max_length=64) = Field(..., description="The pet's name.")
+    tag: str | None = Field(None, description='An optional tag.')
     status: Status | None = 'available'
     fields: str | None = None
 

@@ -16,10 +16,7 @@ class PatchConfigMapInput(BaseModel):
     )
     namespace: constr(min_length=1)
     name: constr(min_length=1)
-    body: dict[str, Any]
-    """
-    A patch document; its shape depends on the media type.
-    """
+    body: dict[str, Any] = Field(..., description='A patch document; its shape depends on the media type.')
 
 
 class PutBlobInput(BaseModel):
@@ -27,10 +24,7 @@ class PutBlobInput(BaseModel):
         extra='forbid',
     )
     name: constr(min_length=1)
-    body: str = Field(..., json_schema_extra={'contentEncoding': 'base64'})
-    """
-    Binary */* body, base64-encoded.
-    """
+    body: str = Field(..., description='Binary */* body, base64-encoded.', json_schema_extra={'contentEncoding': 'base64'})
 
 
 class PutImageInput(BaseModel):
@@ -38,10 +32,7 @@ class PutImageInput(BaseModel):
         extra='forbid',
     )
     name: constr(min_length=1)
-    body: constr(pattern=r'^data:image/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(;[^,;]*)*;base64,([A-Za-z0-9+/_-]{4})*([A-Za-z0-9+/_-]{2}(==)?|[A-Za-z0-9+/_-]{3}=?)?$') = Field(..., json_schema_extra={'contentEncoding': 'base64'})
-    """
-    Binary image/* body: a data: URI naming its type (data:image/…;base64,…).
-    """
+    body: constr(pattern=r'^data:image/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(;[^,;]*)*;base64,([A-Za-z0-9+/_-]{4})*([A-Za-z0-9+/_-]{2}(==)?|[A-Za-z0-9+/_-]{3}=?)?$') = Field(..., description='Binary image/* body: a data: URI naming its type (data:image/…;base64,…).', json_schema_extra={'contentEncoding': 'base64'})
 
 
 class SendTextInput(BaseModel):
@@ -72,10 +63,7 @@ class CreateChargeInput(BaseModel):
     )
     amount: int
     email: str | None = None
-    metadata: dict[str, str] | None = None
-    """
-    Free-form keys, sent as metadata[key]=value.
-    """
+    metadata: dict[str, str] | None = Field(None, description='Free-form keys, sent as metadata[key]=value.')
     address: Address | None = None
     expand: list[str] | None = None
     sizes: list[int] | None = None
@@ -91,10 +79,7 @@ class UploadTypedInput(BaseModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    file: str = Field(..., json_schema_extra={'contentEncoding': 'base64'})
-    """
-    File content: base64 or data: URI.
-    """
+    file: str = Field(..., description='File content: base64 or data: URI.', json_schema_extra={'contentEncoding': 'base64'})
     profile: Profile | None = None
     report: str | None = None
 

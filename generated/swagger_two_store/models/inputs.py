@@ -36,10 +36,7 @@ class UploadReceiptInput(BaseModel):
         extra='forbid',
     )
     orderId: int
-    file: str = Field(..., json_schema_extra={'contentEncoding': 'base64'})
-    """
-    File content: base64 or data: URI.
-    """
+    file: str = Field(..., description='File content: base64 or data: URI.', json_schema_extra={'contentEncoding': 'base64'})
     note: str | None = None
 
 
