@@ -155,7 +155,7 @@ async def test_the_server_refuses_oversized_arguments_with_a_tool_error_and_neve
 
 
 def test_the_cli_default_cap_is_the_validation_default() -> None:
-    from bridge.cli import serve
+    from bridge.cli_serve import serve
 
     (option,) = [p for p in serve.params if p.name == "max_argument_bytes"]
     assert option.default == DEFAULT_MAX_ARGUMENT_BYTES

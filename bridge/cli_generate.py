@@ -1,0 +1,299 @@
+"""``mcp-bridge generate``: a spec to a reviewable package (the only command that loads the generator)."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from bridge.cli import err as _err
+from bridge.trim import DEFAULT_OUTPUT_DEPTH
+from generator.options import DEFAULT_PROPERTY_DESCRIPTION_LIMIT, DEFAULT_TOOL_DESCRIPTION_LIMIT
+
+PROGRESS_THRESHOLD = 100  # operations above which `generate` shows a progress bar
+
+
+def _read_config(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise click.UsageError(f"cannot read config {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise click.UsageError(f"config {path} must be a mapping")
+    return data
+
+
+@click.command()
+@click.argument("spec")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Package folder [default: generated/<name>].")
+@click.option("--name", help="Package name [default: from the spec's title].")
+@click.option(
+    "--env-prefix",
+    callback=lambda _ctx, _param, value: _env_prefix(value),
+    help="Prefix of the package's environment variables (<PREFIX>_BASE_URL, ...) [default: from the package name].",
+)
+@click.option("--allow-empty", is_flag=True, help="Write the package even when no tool is left (a warning).")
+@click.option(
+    "--max-name-length",
+    type=click.IntRange(8, 128),
+    default=64,
+    show_default=True,
+    help="Longest tool name; longer names are shortened with a short hash.",
+)
+@click.option(
+    "--description-limit",
+    type=click.IntRange(80),
+    default=1024,
+    show_default=True,
+    help="Longest tool description, in characters; longer text is cut with a marker.",
+)
+@click.option("--include-tags", multiple=True, help="Keep only operations with one of these tags (repeatable).")
+@click.option("--exclude-tags", multiple=True, help="Drop operations with one of these tags (repeatable).")
+@click.option(
+    "--include-operations",
+    multiple=True,
+    help="Keep only operations matching a glob on operationId or 'METHOD /path' (repeatable).",
+)
+@click.option(
+    "--exclude-operations",
+    multiple=True,
+    help="Drop operations matching a glob on operationId or 'METHOD /path' (repeatable).",
+)
+@click.option("--read-only", is_flag=True, help="Keep only operations that do not write (GET, HEAD, OPTIONS).")
+@click.option("--strict", is_flag=True, help="Treat warnings (skipped operations) as errors.")
+@click.option("--allow-remote-refs", is_flag=True, help="Follow http(s) $refs (refused by default).")
+@click.option("--no-models", is_flag=True, help="Do not write models/ (pydantic models of inputs and outputs).")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="YAML/JSON file with per-operation overrides: {operations: {<operationId or 'METHOD /path'>: "
+    "{name, annotations, exclude, output: {fields, max_items, max_string, max_bytes}, bind}}}, and "
+    "bind: {<parameter>: env:VAR or a fixed value} for every operation.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["tools", "discovery"]),
+    default="tools",
+    show_default=True,
+    help="How `serve` presents the API by default: one tool per operation, or three discovery tools.",
+)
+@click.option("--no-output-schemas", is_flag=True, help="Give no tool an output schema (nor a `fields` argument).")
+@click.option("--no-compact", is_flag=True, help="Keep schemas and descriptions as converted (no compaction).")
+@click.option(
+    "--tool-description-limit",
+    type=click.IntRange(40),
+    default=DEFAULT_TOOL_DESCRIPTION_LIMIT,
+    show_default=True,
+    help="Compaction: longest tool description (first paragraph), in characters.",
+)
+@click.option(
+    "--property-description-limit",
+    type=click.IntRange(0),
+    default=DEFAULT_PROPERTY_DESCRIPTION_LIMIT,
+    show_default=True,
+    help="Compaction: longest argument/property description, in characters.",
+)
+@click.option(
+    "--output-depth",
+    type=click.IntRange(0),
+    default=DEFAULT_OUTPUT_DEPTH,
+    show_default=True,
+    help="Object levels an output schema spells out; deeper objects are given by their type only.",
+)
+def generate(
+    spec: str,
+    output: Path | None,
+    name: str | None,
+    env_prefix: str | None,
+    allow_empty: bool,
+    max_name_length: int,
+    description_limit: int,
+    include_tags: tuple[str, ...],
+    exclude_tags: tuple[str, ...],
+    include_operations: tuple[str, ...],
+    exclude_operations: tuple[str, ...],
+    read_only: bool,
+    strict: bool,
+    allow_remote_refs: bool,
+    no_models: bool,
+    config_path: Path | None,
+    mode: str,
+    no_output_schemas: bool,
+    no_compact: bool,
+    tool_description_limit: int,
+    property_description_limit: int,
+    output_depth: int,
+) -> None:
+    """Read an OpenAPI 2.0/3.0/3.1 SPEC (file or http(s) URL) and write an MCP server package."""
+    from generator.generate import generate as run_generate
+    from generator.issues import GenerationError, Level
+    from generator.load import SpecError
+    from generator.options import GenerateOptions
+    from generator.render import RunCommand
+
+    config = _read_config(config_path)
+    options = GenerateOptions(
+        name=name,
+        env_prefix=env_prefix,
+        allow_empty=allow_empty,
+        max_name_length=max_name_length,
+        description_limit=description_limit,
+        include_tags=include_tags,
+        exclude_tags=exclude_tags,
+        include_operations=include_operations,
+        exclude_operations=exclude_operations,
+        read_only=read_only,
+        strict=strict,
+        allow_remote_refs=allow_remote_refs,
+        overrides=dict(config.get("operations") or {}),
+        bindings=dict(config.get("bind") or {}),
+        models=not no_models,
+        mode="discovery" if mode == "discovery" else "tools",
+        output_schemas=not no_output_schemas,
+        compact=not no_compact,
+        tool_description_limit=tool_description_limit,
+        property_description_limit=property_description_limit,
+        output_depth=output_depth,
+    )
+    try:
+        with _Steps() as steps, _interruptible() as interrupted, warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # third-party warnings name library files; issues say what matters
+            step = interrupted.checked(steps.step)
+            result = run_generate(spec, output, options, step=step, run=RunCommand(_program(), absolute=True))
+    except SpecError as exc:
+        for problem in exc.problems:
+            _err(f"error: {problem}")
+        sys.exit(1)
+    except GenerationError as exc:
+        for issue in exc.issues:
+            _err(str(issue))
+        sys.exit(1)
+    except OSError as exc:  # the write step's WriteError, or an unreadable config/spec path
+        _err(f"error: {' '.join(str(exc).split())}")
+        sys.exit(1)
+    except KeyboardInterrupt:
+        _err(f"error: stopped by {interrupted.name or 'SIGINT'}; nothing more was generated")
+        sys.exit(128 + (interrupted.signal or 2))
+    for issue in result.issues:
+        if issue.level is Level.WARNING:
+            _err(str(issue))
+    click.echo(f"Wrote {result.out_dir} ({len(result.api.operations)} tools from {spec})")
+    if result.catalogue is not None and options.mode == "tools":
+        _discovery_hint(result.catalogue, result.out_dir)
+    if not result.diff.first_write and result.diff.changed:
+        click.echo("Changes since the last generation:")
+        for line in result.diff.lines():
+            click.echo(f"  {line}")
+
+
+def _env_prefix(value: str | None) -> str | None:
+    import re
+
+    if value is not None and not re.fullmatch(r"[A-Z_][A-Z0-9_]*", value):
+        raise click.BadParameter(f"{value!r} is not an environment variable prefix (A-Z, 0-9, _)")
+    return value
+
+
+def _program() -> tuple[str, ...]:
+    """How a client starts this mcp-bridge: its absolute path, else this Python with ``-m bridge``."""
+    import os
+    import shutil
+
+    if Path(sys.argv[0]).name == "mcp-bridge" and Path(sys.argv[0]).is_file():
+        return (os.path.abspath(sys.argv[0]),)
+    beside = Path(sys.executable).parent / "mcp-bridge"  # the script of this interpreter's environment
+    found = str(beside) if beside.is_file() else shutil.which("mcp-bridge")
+    return (os.path.abspath(found),) if found else (sys.executable, "-m", "bridge")
+
+
+class _Interrupted:
+    """Which signal stopped the run (SIGTERM is turned into KeyboardInterrupt so cleanup runs)."""
+
+    name: str | None = None
+    signal: int | None = None
+
+    def checked(self, step: Callable[[str], None]) -> Callable[[str], None]:
+        """``step`` that raises again at each step once a signal came: a library may have eaten the first."""
+
+        def check(name: str) -> None:
+            if self.signal is not None:
+                raise KeyboardInterrupt
+            step(name)
+
+        return check
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[_Interrupted]:
+    import signal
+    import threading
+
+    state = _Interrupted()
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield state
+        return
+
+    def on_signal(signum: int, _frame: object) -> None:
+        state.name, state.signal = signal.Signals(signum).name, signum
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield state
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _discovery_hint(catalogue: Any, out_dir: Path) -> None:
+    """Suggest discovery mode when the tool list alone would cost the model too many tokens."""
+    from bridge.inspect import model_visible_tokens
+    from bridge.tokens import load_counter
+    from generator.options import DISCOVERY_HINT_TOKENS
+
+    counter = load_counter()
+    tokens = model_visible_tokens(catalogue, counter)
+    if tokens > DISCOVERY_HINT_TOKENS:
+        about = "" if counter.exact else "about "
+        click.echo(
+            f"Hint: the tool list costs {about}{tokens:,} tokens before the first call (over "
+            f"{DISCOVERY_HINT_TOKENS:,}). Consider `mcp-bridge serve {out_dir} --mode discovery` (three tools: "
+            "search, describe, call), or generate with --mode discovery to make it the default."
+        )
+
+
+class _Steps:
+    """A rich progress bar over the generation steps, shown only for big specs on a terminal."""
+
+    STEPS = ("load", "parse", "render", "write")
+
+    def __init__(self) -> None:
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> _Steps:
+        return self
+
+    def step(self, name: str) -> None:
+        if name == "parse" and self._progress is None and sys.stderr.isatty():
+            from rich.progress import Progress
+
+            self._progress = Progress(transient=True)
+            self._progress.start()
+            self._task = self._progress.add_task("generating", total=len(self.STEPS))
+        if self._progress is not None:
+            self._progress.update(self._task, completed=self.STEPS.index(name), description=name)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
