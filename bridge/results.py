@@ -16,6 +16,18 @@ anything else                  ``EmbeddedResource`` with ``BlobResourceContents`
                                uri ``mcp-bridge://response/<tool>``
 ============================== ===========================================================
 
+Every byte the model sees is redacted first: texts and JSON strings (and keys) through
+``redact``; binary bodies are searched too and every secret spelling in them is overwritten with
+``*`` before encoding (same length, so offsets inside the file survive; a note block says so).
+
+A tool with an output schema always sends ``structuredContent``, which MCP clients check. An
+answer that is not the documented JSON shape (text or binary, a JSON string where an object is
+documented, an empty body, JSON the schema rejects) is still the API's answer: its content blocks
+are returned, with a note block, and ``structuredContent`` is ``{"_truncated": [note]}``: the
+one object every advertised output schema admits (nothing is required and ``_truncated`` is
+declared at the root, see :mod:`bridge.trim`). It is not an error when the media type is one
+the operation declares (``binding.accept``); an undeclared one (an HTML page from a proxy) is.
+
 JSON results are trimmed by :mod:`bridge.trim` (null and empty members dropped, long strings and
 arrays cut, a byte budget, the call's ``fields``), every cut listed under ``_truncated``; text
 results over the byte budget are cut with a note block.
@@ -41,6 +53,7 @@ from jsonschema import validators as jsonschema_validators
 
 from bridge.binding import HttpBinding
 from bridge.errors import UpstreamStatusError
+from bridge.redact import Redactor as SecretRedactor
 from bridge.trim import MARKER_KEY, TrimSettings, trim_result
 from bridge.upstream import UpstreamResponse
 
@@ -94,14 +107,41 @@ def _text(text: str) -> mcp_types.TextContent:
     return mcp_types.TextContent(type="text", text=text)
 
 
-def _redact_json(value: Any, redact: Redactor) -> Any:
+def _redact_json(value: Any, redact: Redactor, member: Member | None) -> Any:
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, list):
-        return [_redact_json(v, redact) for v in value]
+        if member is not None and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], str):
+            return [redact(value[0]), member(value[0], value[1])]  # a header pair: ["X-API-Key", "…"]
+        return [_redact_json(v, redact, member) for v in value]
     if isinstance(value, dict):
-        return {redact(str(k)): _redact_json(v, redact) for k, v in value.items()}
+        named = value.get("name") if member is not None else None
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if member is not None and isinstance(v, str):
+                # {"X-API-Key": "…"}, or a HAR-style header {"name": "X-API-Key", "value": "…"}
+                v = member(named, v) if k == "value" and isinstance(named, str) else member(str(k), v)
+                out[redact(str(k))] = v
+            else:
+                out[redact(str(k))] = _redact_json(v, redact, member)
+        return out
     return value
+
+
+Member = Callable[[str, str], str]
+
+
+def _member_of(redact: Redactor) -> Member | None:
+    return redact.member if isinstance(redact, SecretRedactor) else None
+
+
+def _redact_bytes(data: bytes, redact: Redactor) -> tuple[bytes, int]:
+    """``data`` with every secret spelling overwritten, and how many places were."""
+    if isinstance(redact, SecretRedactor):
+        return redact.mask_bytes(data)
+    view = data.decode("latin-1")  # any other redactor: through a 1:1 view of the bytes
+    masked = redact(view)
+    return (data, 0) if masked == view else (masked.encode("latin-1", "replace"), 1)
 
 
 class OutputCheck:
@@ -145,7 +185,8 @@ def response_to_result(
     body = response.content
     if not body or response.status in (204, 205, 304):
         suffix = "" if response.status in (204, 205, 304) else " (empty body)"
-        return mcp_types.CallToolResult(content=[_text(f"Done: {response.status} {response.reason}{suffix}")])
+        done = _text(f"Done: {response.status} {response.reason}{suffix}")
+        return _not_documented([done], "The API answered without a body", output_check=output_check)
 
     if _is_json(media) or (not media and body.lstrip()[:1] in (b"{", b"[")):
         try:
@@ -157,22 +198,61 @@ def response_to_result(
                 data, binding=binding, redact=redact, output_check=output_check, trim=trim, fields=fields
             )
 
-    if media.startswith("image/") and media != "image/svg+xml":
-        data64 = base64.b64encode(body).decode("ascii")
-        return mcp_types.CallToolResult(content=[mcp_types.ImageContent(type="image", data=data64, mime_type=media)])
-    if media.startswith("audio/"):
-        data64 = base64.b64encode(body).decode("ascii")
-        return mcp_types.CallToolResult(content=[mcp_types.AudioContent(type="audio", data=data64, mime_type=media)])
+    declared = _declared(media, binding.accept)
+    why = "The API's answer is not valid JSON" if _is_json(media) else f"The API answered {media or 'untyped data'}"
     if _is_text(media) or _is_json(media) or (not media and _looks_textual(body)):
         text = redact(_decode_text(body, content_type))
         limit = trim.normalised().max_bytes if trim is not None else None
-        return mcp_types.CallToolResult(content=[_text(t) for t in cap_text(text, limit)])
-    resource = mcp_types.BlobResourceContents(
-        uri=f"mcp-bridge://response/{tool_name}",
-        mime_type=media or "application/octet-stream",
-        blob=base64.b64encode(body).decode("ascii"),
-    )
-    return mcp_types.CallToolResult(content=[mcp_types.EmbeddedResource(type="resource", resource=resource)])
+        blocks: list[mcp_types.ContentBlock] = [_text(t) for t in cap_text(text, limit)]
+        return _not_documented(blocks, why, output_check=output_check, declared=declared)
+    body, masked = _redact_bytes(body, redact)
+    data64 = base64.b64encode(body).decode("ascii")
+    block: mcp_types.ContentBlock
+    if media.startswith("image/") and media != "image/svg+xml":
+        block = mcp_types.ImageContent(type="image", data=data64, mime_type=media)
+    elif media.startswith("audio/"):
+        block = mcp_types.AudioContent(type="audio", data=data64, mime_type=media)
+    else:
+        resource = mcp_types.BlobResourceContents(
+            uri=f"mcp-bridge://response/{tool_name}", mime_type=media or "application/octet-stream", blob=data64
+        )
+        block = mcp_types.EmbeddedResource(type="resource", resource=resource)
+    blocks = [block]
+    if masked:
+        blocks.append(
+            _text(f"[{MARKER_KEY}] {masked} place(s) of this binary answer held a credential and were overwritten.")
+        )
+    return _not_documented(blocks, why, output_check=output_check, declared=declared)
+
+
+def _declared(media: str, accept: Sequence[str]) -> bool:
+    """``media`` is one of the operation's success media types (none known, or none sent: yes)."""
+    if not accept or not media:
+        return True
+    for entry in accept:
+        declared = _media(entry)
+        if declared in ("*/*", media) or (declared.endswith("/*") and media.startswith(declared[:-1])):
+            return True
+        if _is_json(declared) and _is_json(media):
+            return True
+    return False
+
+
+def _not_documented(
+    blocks: list[mcp_types.ContentBlock], why: str, *, output_check: OutputCheck | None, declared: bool = True
+) -> mcp_types.CallToolResult:
+    """The result of an answer that is not the documented JSON shape (see the module docstring)."""
+    if output_check is None:
+        return mcp_types.CallToolResult(content=blocks)
+    if declared:
+        note = f"{why}, not the documented JSON shape: the answer is in the content blocks"
+    else:
+        note = f"{why}, a media type this operation does not declare: the answer is in the content blocks"
+    blocks = [*blocks, _text(f"[{MARKER_KEY}] {note}.")]
+    structured = {MARKER_KEY: [note]}
+    if not declared or output_check.problem(structured) is not None:  # a schema that refuses even the note
+        return mcp_types.CallToolResult(content=blocks, is_error=True)
+    return mcp_types.CallToolResult(content=blocks, structured_content=structured)
 
 
 _NOT_JSON = object()
@@ -209,48 +289,44 @@ def _json_result(
     trim: TrimSettings | None = None,
     fields: Sequence[str] | None = None,
 ) -> mcp_types.CallToolResult:
-    data = _redact_json(data, redact)
+    data = _redact_json(data, redact, _member_of(redact))
     policy = binding.output
     settings = (trim or _NO_LIMITS).merged(dataclasses.asdict(policy) if policy is not None else None)
     selected = policy.fields if policy is not None else ()
-    structured: dict[str, Any] | None
-    notes: list[str] = []
-    blocks: list[mcp_types.ContentBlock]
-    if binding.wrap_output or isinstance(data, dict):
-        wrapped = binding.wrap_output
-        trimmed = trim_result(
-            {"result": data} if wrapped else data,
-            settings,
-            wrapped=wrapped,
-            paging=binding.page_args,
-            fields_arg=binding.fields_arg,
-            selected=selected,
-            fields=fields if binding.fields_arg else None,
-        )
-        structured = trimmed.value
-        shown = structured if trimmed.cut or not wrapped else structured.get("result")
-        blocks = [_text(_dumps(shown))]
-    else:  # a non-object body without a wrapper: text only
+    if not binding.wrap_output and not isinstance(data, dict):  # a non-object body without a wrapper
         trimmed = trim_result({"result": data}, settings, wrapped=True, paging=binding.page_args, selected=selected)
-        structured = None
-        notes = trimmed.notes
-        blocks = [_text(_dumps(trimmed.value.get("result")))]
-        if notes:
-            blocks.append(_text(f"[{MARKER_KEY}] " + " ".join(notes)))
-    if structured is not None and output_check is not None:
-        problem = output_check.problem(structured)
-        if problem is not None:
-            return mcp_types.CallToolResult(
-                content=[
-                    *blocks,
-                    _text(
-                        "The API's answer (above) does not match the tool's documented output schema "
-                        f"({problem}), so it is returned as text only."
-                    ),
-                ],
-                is_error=True,
-            )
+        blocks: list[mcp_types.ContentBlock] = [_text(_dumps(trimmed.value.get("result")))]
+        if trimmed.notes:
+            blocks.append(_text(f"[{MARKER_KEY}] " + " ".join(trimmed.notes)))
+        return _not_documented(blocks, f"The API answered a JSON {_json_type(data)}", output_check=output_check)
+    wrapped = binding.wrap_output
+    trimmed = trim_result(
+        {"result": data} if wrapped else data,
+        settings,
+        wrapped=wrapped,
+        paging=binding.page_args,
+        fields_arg=binding.fields_arg,
+        selected=selected,
+        fields=fields if binding.fields_arg else None,
+    )
+    structured = trimmed.value
+    shown = structured if trimmed.cut or not wrapped else structured.get("result")
+    blocks = [_text(_dumps(shown))]
+    problem = output_check.problem(structured) if output_check is not None else None
+    if problem is not None:
+        why = f"The API's answer does not match the tool's documented output schema ({problem})"
+        return _not_documented(blocks, why, output_check=output_check)
     return mcp_types.CallToolResult(content=blocks, structured_content=structured)
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    return "null" if value is None else "number"
 
 
 def _dumps(value: Any) -> str:

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bridge.credentials as credentials_module
+import bridge.redact as redact_module
 from bridge.binding import EnvVar, SecurityScheme
 from bridge.credentials import Credentials, scrub
 from bridge.server import UNEXPECTED_ERROR_MESSAGE
@@ -157,14 +157,14 @@ def test_scrub_prefilter_never_skips_a_string_a_pattern_would_change(text: str) 
 
 
 def _scrub_without_prefilter(text: str) -> str:
-    for pattern, replacement in credentials_module._SCRUBS:
+    for pattern, replacement in redact_module._SCRUBS:
         text = pattern.sub(replacement, text)
     return text
 
 
 def test_every_credential_header_name_carries_a_scrub_hint() -> None:
-    for name in credentials_module.CREDENTIAL_HEADERS:
-        assert credentials_module._SCRUB_HINT.search(name) is not None, name
+    for name in redact_module.CREDENTIAL_HEADERS:
+        assert redact_module._SCRUB_HINT.search(name) is not None, name
 
 
 # ------------------------------------------------------------- the canary, over stdio, end to end
