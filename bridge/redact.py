@@ -29,7 +29,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from bridge.spellings import ESCAPE_CHARS, Canonical, canonical_forms, decoded_text, short_spellings
+from bridge.spellings import (
+    ESCAPE_CHARS,
+    NESTED,
+    Canonical,
+    canonical_forms,
+    decoded_text,
+    has_escapes,
+    short_spellings,
+)
 
 __all__ = [
     "CREDENTIAL_HEADERS",
@@ -244,12 +252,36 @@ class Redactor:
         if not self._long:
             return []
         spans = _find_all(text, self._long)
-        if ESCAPE_CHARS.search(text) is not None:
-            decoded = decoded_text(text)
-            if decoded != text and any(form in decoded for form in self._long):
-                canonical = Canonical(text)
-                spans.extend(canonical.original(s, e) for s, e in _find_all(canonical.text, self._long))
+        if ESCAPE_CHARS.search(text) is None:
+            return spans
+        # Escapes decoded once, twice, three times (a secret that itself looks escaped, sent
+        # through nested encoders), and all the way at once (one character escaped deeper).
+        readings = [(False, _DECODE_ROUNDS), (True, 1)] if NESTED.search(text) else [(False, _DECODE_ROUNDS)]
+        for deep, rounds in readings:
+            chain: list[Canonical] = []
+            current = source = text
+            for _ in range(rounds):
+                if not has_escapes(current, deep):
+                    break
+                decoded = decoded_text(current, deep)
+                if decoded == current:
+                    break
+                if any(form in decoded for form in self._long):
+                    while len(chain) < rounds and (not chain or chain[-1].text != decoded):
+                        chain.append(Canonical(chain[-1].text if chain else source, deep))
+                    spans.extend(_through(chain, s, e) for s, e in _find_all(decoded, self._long))
+                current = decoded
         return spans
+
+
+_DECODE_ROUNDS = 3
+
+
+def _through(chain: Sequence[Canonical], start: int, end: int) -> tuple[int, int]:
+    """A span of the last reading in ``chain``, in the original text."""
+    for canonical in reversed(chain):
+        start, end = canonical.original(start, end)
+    return start, end
 
 
 def _find_all(text: str, forms: Sequence[str]) -> list[tuple[int, int]]:

@@ -17,24 +17,56 @@ import functools
 import html.entities
 import re
 
-__all__ = ["ESCAPE_CHARS", "Canonical", "base64_forms", "canonical_forms", "decoded_text", "short_spellings"]
+__all__ = [
+    "ESCAPE_CHARS",
+    "NESTED",
+    "Canonical",
+    "base64_forms",
+    "canonical_forms",
+    "decoded_text",
+    "has_escapes",
+    "short_spellings",
+]
 
-# One escaped character (or a run of percent/\x bytes, decoded together as UTF-8). An escape may
-# be nested (``%252F``, ``&amp;#47;``, ``\\\\/``): the repeats are part of the token.
 _HEXD = "[0-9A-Fa-f]"
-_B = r"(?:%(?:25)*+|\\+x)"  # one byte: %XX (or nested: %25XX, %2525XX), \xXX
-_CONT = _B + "[89abAB]" + _HEXD
-# One escaped character: the bytes of one UTF-8 sequence (else one byte, read as Latin-1), a JSON
-# or JavaScript escape, an HTML character reference. Nested escapes (``%252F``, ``&amp;#47;``,
-# ``\\\\/``) are part of the token.
-_ESCAPE = re.compile(
-    r"(?=[%&\\])(?:(?P<bytes>"
-    + f"{_B}[0-7]{_HEXD}|{_B}[cdCD]{_HEXD}{_CONT}|{_B}[eE]{_HEXD}{_CONT}{{2}}|{_B}[fF][0-7]{_CONT}{{3}}"
-    + f"|{_B}{_HEXD}{{2}}|%25"
-    + r")|(?P<pair>\\+u[dD][89abAB][0-9A-Fa-f]{2}\\+u[dD][c-fC-F][0-9A-Fa-f]{2})"
-    r"|\\+(?:u(?P<u4>[0-9A-Fa-f]{4})|U(?P<u8>[0-9A-Fa-f]{8})|(?P<short>[/\"'\\bfnrt]))"
-    r"|&(?:amp;)*(?:#(?:(?P<dec>[0-9]{1,7})|[xX](?P<hex>[0-9A-Fa-f]{1,6}));?|(?P<name>[A-Za-z][A-Za-z0-9]{1,31};)))"
-)
+
+
+def _escape_pattern(deep: bool) -> re.Pattern[str]:
+    """One escaped character: the bytes of one UTF-8 sequence (else one byte, read as Latin-1), a
+    JSON or JavaScript escape, an HTML character reference. ``deep``: nested escapes (``%252F``,
+    ``&amp;#47;``, ``\\\\/``) are one token, decoded all the way."""
+    byte = r"(?:%(?:25)*+|\\+x)" if deep else r"(?:%|\\x)"
+    cont = byte + "[89abAB]" + _HEXD
+    slash = r"\\+" if deep else r"\\"
+    amp = "&(?:amp;)*" if deep else "&"
+    return re.compile(
+        r"(?=[%&\\])(?:(?P<bytes>"
+        + f"{byte}[0-7]{_HEXD}|{byte}[cdCD]{_HEXD}{cont}|{byte}[eE]{_HEXD}{cont}{{2}}|{byte}[fF][0-7]{cont}{{3}}"
+        + f"|{byte}{_HEXD}{{2}}"
+        + ("|%25" if deep else "")
+        + f")|(?P<pair>{slash}u[dD][89abAB]{_HEXD}{{2}}{slash}u[dD][c-fC-F]{_HEXD}{{2}})"
+        + f"|{slash}"
+        + r"(?:u(?P<u4>[0-9A-Fa-f]{4})|U(?P<u8>[0-9A-Fa-f]{8})|(?P<short>[/\"'\\bfnrt]))"
+        + f"|{amp}"
+        + r"(?:#(?:(?P<dec>[0-9]{1,7})|[xX](?P<hex>[0-9A-Fa-f]{1,6}));?|(?P<name>[A-Za-z][A-Za-z0-9]{1,31};)))"
+    )
+
+
+# Both readings of an ambiguous text are searched: ``%2541`` is ``A`` encoded twice, or ``%``
+# followed by ``41``; ``&amp;#47;`` is ``/`` escaped twice, or the text ``&#47;``.
+_ESCAPES = {False: _escape_pattern(False), True: _escape_pattern(True)}
+_BYTES = {
+    False: re.compile(r"(?:%|\\x)([0-9A-Fa-f]{2})()"),
+    True: re.compile(r"(?:%(?:25)*+|\\+x)([0-9A-Fa-f]{2})|%(25)"),
+}
+# A nested escape, for which the deep reading differs from reading once.
+NESTED = re.compile(r"%25[0-9A-Fa-f]{2}|&amp;(?:amp;)*[#A-Za-z]|\\{2,}")
+
+
+def has_escapes(text: str, deep: bool = False) -> bool:
+    return _ESCAPES[deep].search(text) is not None
+
+
 ESCAPE_CHARS = re.compile(r"[%&\\]")
 _SHORT_ESCAPES = {"/": "/", '"': '"', "'": "'", "\\": "\\", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
@@ -62,7 +94,7 @@ def _utf8_chars(data: bytes) -> list[tuple[str, int, int]]:
 class Canonical:
     """A text with every escape decoded, and the way back from its offsets to the original's."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, deep: bool = False) -> None:
         pieces: list[str] = []
         # Per decoded character, in order: its canonical start and end, and its original span.
         self._starts: list[int] = []
@@ -70,8 +102,8 @@ class Canonical:
         self._spans: list[tuple[int, int]] = []
         at = 0  # original offset copied so far
         length = 0  # canonical length so far
-        for match in _ESCAPE.finditer(text):
-            decoded = _decode(match.group(0))
+        for match in _ESCAPES[deep].finditer(text):
+            decoded = _decode(match.group(0), deep)
             if decoded is None:
                 continue
             raw = text[at : match.start()]
@@ -106,32 +138,35 @@ class Canonical:
         return first, last
 
 
-def decoded_text(text: str) -> str:
+def decoded_text(text: str, deep: bool = False) -> str:
     """``text`` with every escape decoded (no offsets kept: the cheap first look)."""
-    return _ESCAPE.sub(_decoded_token, text)
+    return _ESCAPES[deep].sub(_decoded_deep if deep else _decoded_once, text)
 
 
-def _decoded_token(match: re.Match[str]) -> str:
-    return _decoded_chars(match.group(0))
+def _decoded_once(match: re.Match[str]) -> str:
+    return _decoded_chars(match.group(0), False)
+
+
+def _decoded_deep(match: re.Match[str]) -> str:
+    return _decoded_chars(match.group(0), True)
 
 
 @functools.lru_cache(maxsize=4096)
-def _decoded_chars(token: str) -> str:
-    decoded = _decode(token)
+def _decoded_chars(token: str, deep: bool) -> str:
+    decoded = _decode(token, deep)
     return token if decoded is None else "".join(chars for chars, _, _ in decoded)
 
 
-_BYTE = re.compile(r"(?:%(?:25)*+|\\+x)([0-9A-Fa-f]{2})|%(25)")
 _PAIR = re.compile(r"u([0-9A-Fa-f]{4})")
 
 
 @functools.lru_cache(maxsize=4096)
-def _decode(token: str) -> tuple[tuple[str, int, int], ...] | None:
+def _decode(token: str, deep: bool) -> tuple[tuple[str, int, int], ...] | None:
     """The characters one escape token stands for, each with its span inside the token."""
-    match = _ESCAPE.fullmatch(token)  # the same branch finditer took: earlier ones matched nothing
+    match = _ESCAPES[deep].fullmatch(token)  # the branch finditer took: earlier ones matched nothing
     assert match is not None
     if match.group("bytes") is not None:
-        parts = list(_BYTE.finditer(token))
+        parts = list(_BYTES[deep].finditer(token))
         data = bytes(int(m.group(1) or m.group(2), 16) for m in parts)
         return tuple((c, parts[b0].start(), parts[b1 - 1].end()) for c, b0, b1 in _utf8_chars(data))
     chars: str | None = None
