@@ -30,8 +30,11 @@ import re
 from collections.abc import Iterable, Sequence
 
 from bridge.spellings import (
+    DEEP,
     ESCAPE_CHARS,
+    FAMILIES,
     NESTED,
+    ONCE,
     Canonical,
     canonical_forms,
     decoded_text,
@@ -149,6 +152,7 @@ class Redactor:
         self._names = self._header_names | frozenset(n.lower() for n in (*TOKEN_QUERY_PARAMS, *names))
         self._words = tuple(dict.fromkeys(w.lower() for w in (*_SCHEME_WORDS, *scheme_words) if w))
         self._long: tuple[str, ...] = ()
+        self._tails: tuple[tuple[str, str], ...] = ()
         self._candidates: re.Pattern[str] | None = None
         self._value: re.Pattern[str] | None = None
         for secret in secrets:
@@ -175,6 +179,12 @@ class Redactor:
             else:
                 short |= short_spellings(secret)
         self._long = tuple(sorted(long_forms, key=len, reverse=True))
+        self._tails = tuple(
+            (form[j:], form[:j])
+            for form in self._long
+            for j in range(1, min(_SWALLOWED, len(form) - 4) + 1)
+            if _SWALLOWABLE.fullmatch(form[:j])
+        )
         if not short:
             self._candidates = self._value = None
             return
@@ -207,7 +217,7 @@ class Redactor:
         """``text`` with every spelling of the secrets and every structural credential masked."""
         if not text:
             return text
-        spans = [*self._long_spans(text), *self._position_spans(text)]
+        spans = self._spans(text)
         if spans:
             pieces: list[str] = []
             at = 0
@@ -234,12 +244,16 @@ class Redactor:
         return value
 
     def mask_bytes(self, data: bytes) -> tuple[bytes, int]:
-        """``data`` with every secret spelling in it overwritten by ``*`` (same length), and how
-        many places were masked. Binary formats keep their offsets; Latin-1 maps bytes 1:1."""
-        view = data.decode("latin-1")
-        spans = [*self._long_spans(view), *self._position_spans(view)]
+        """``data`` with every secret spelling in it overwritten by ``*`` (same length, so binary
+        formats keep their offsets), and how many places were masked. The bytes are read as
+        Latin-1 (1:1) and as UTF-8 (a UTF-8 secret next to escaped text)."""
+        latin = data.decode("latin-1")
+        spans = self._spans(latin)
         for pattern, _ in _SCRUBS:
-            spans.extend((m.end(1), m.end(0)) for m in pattern.finditer(view))
+            spans.extend((m.end(1), m.end(0)) for m in pattern.finditer(latin))
+        if not data.isascii():
+            utf8 = data.decode("utf-8", "surrogateescape")
+            spans.extend(_byte_spans(utf8, self._spans(utf8)))
         merged = _merge(spans)
         if not merged:
             return data, 0
@@ -248,6 +262,9 @@ class Redactor:
             out[start:end] = b"*" * (end - start)
         return bytes(out), len(merged)
 
+    def _spans(self, text: str) -> list[tuple[int, int]]:
+        return [*self._long_spans(text), *self._position_spans(text)]
+
     def _long_spans(self, text: str) -> list[tuple[int, int]]:
         if not self._long:
             return []
@@ -255,26 +272,51 @@ class Redactor:
         if ESCAPE_CHARS.search(text) is None:
             return spans
         # Escapes decoded once, twice, three times (a secret that itself looks escaped, sent
-        # through nested encoders), and all the way at once (one character escaped deeper).
-        readings = [(False, _DECODE_ROUNDS), (True, 1)] if NESTED.search(text) else [(False, _DECODE_ROUNDS)]
-        for deep, rounds in readings:
+        # through nested encoders), all the way at once (one character escaped deeper), and one
+        # family at a time. Readings that decode to a text already searched are skipped.
+        readings = [(ONCE, _DECODE_ROUNDS), *((f, 1) for f in FAMILIES)]
+        if NESTED.search(text):
+            readings.append((DEEP, 1))
+        seen: set[str] = {text}
+        for reading, rounds in readings:
             chain: list[Canonical] = []
-            current = source = text
+            current = text
             for _ in range(rounds):
-                if not has_escapes(current, deep):
+                if not has_escapes(current, reading):
                     break
-                decoded = decoded_text(current, deep)
-                if decoded == current:
+                decoded = decoded_text(current, reading)
+                if decoded in seen:
                     break
+                seen.add(decoded)
                 if any(form in decoded for form in self._long):
                     while len(chain) < rounds and (not chain or chain[-1].text != decoded):
-                        chain.append(Canonical(chain[-1].text if chain else source, deep))
+                        chain.append(Canonical(chain[-1].text if chain else text, reading))
                     spans.extend(_through(chain, s, e) for s, e in _find_all(decoded, self._long))
                 current = decoded
+        spans.extend(self._swallowed(text))
+        return spans
+
+    def _swallowed(self, text: str) -> list[tuple[int, int]]:
+        """Spellings whose first characters an escape before them swallowed: ``%`` then
+        ``00ab%3A`` reads as ``%00`` then ``ab:``. Found as the rest of a form, right after a token
+        that ends with the form's first characters."""
+        decoded = decoded_text(text)
+        hits = [(tail, head) for tail, head in self._tails if tail in decoded]
+        if not hits:
+            return []
+        canonical = Canonical(text)
+        spans: list[tuple[int, int]] = []
+        for tail, head in hits:
+            for s, e in _find_all(canonical.text, [tail]):
+                start, end = canonical.original(s, e)
+                if text.endswith(head, 0, start):
+                    spans.append((start - len(head), end))
         return spans
 
 
 _DECODE_ROUNDS = 3
+_SWALLOWED = 8  # the most characters an escape takes after its introducer: &#x + 6 hex digits + ;
+_SWALLOWABLE = re.compile(r"[0-9A-Za-z;]+")
 
 
 def _through(chain: Sequence[Canonical], start: int, end: int) -> tuple[int, int]:
@@ -292,6 +334,18 @@ def _find_all(text: str, forms: Sequence[str]) -> list[tuple[int, int]]:
             spans.append((at, at + len(form)))
             at = text.find(form, at + 1)
     return spans
+
+
+def _byte_spans(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Character spans of ``text`` (decoded UTF-8, surrogateescape) as spans of its bytes."""
+    offsets = sorted({o for span in spans for o in span})
+    at_byte: dict[int, int] = {}
+    done = length = 0
+    for offset in offsets:  # one walk over the text, however many spans
+        length += len(text[done:offset].encode("utf-8", "surrogateescape"))
+        at_byte[offset] = length
+        done = offset
+    return [(at_byte[s], at_byte[e]) for s, e in spans]
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -31,19 +31,35 @@ __all__ = [
 _HEXD = "[0-9A-Fa-f]"
 
 
-def _escape_pattern(deep: bool) -> re.Pattern[str]:
+Reading = tuple[bool, str]
+"""How a text is decoded: nested escapes all the way (or once), and which escape families:
+``p`` percent, ``j`` JSON/JavaScript backslash escapes, ``h`` HTML character references."""
+ONCE: Reading = (False, "pjh")
+DEEP: Reading = (True, "pjh")
+# Real encoders use one family: reading one family alone keeps a secret's own escape-like
+# characters (a raw ``%00`` in a secret that a JSON encoder escaped elsewhere) as they are.
+FAMILIES: tuple[Reading, ...] = ((False, "p"), (False, "j"), (False, "h"))
+_NEVER = "(?!)"
+
+
+def _escape_pattern(reading: Reading) -> re.Pattern[str]:
     """One escaped character: the bytes of one UTF-8 sequence (else one byte, read as Latin-1), a
-    JSON or JavaScript escape, an HTML character reference. ``deep``: nested escapes (``%252F``,
+    JSON or JavaScript escape, an HTML character reference. Deep: nested escapes (``%252F``,
     ``&amp;#47;``, ``\\\\/``) are one token, decoded all the way."""
-    byte = r"(?:%(?:25)*+|\\+x)" if deep else r"(?:%|\\x)"
+    deep, families = reading
+    introducers = [r"%(?:25)*+" if deep else "%"] if "p" in families else []
+    if "j" in families:
+        introducers.append(r"\\+x" if deep else r"\\x")
+    byte = "(?:" + "|".join(introducers) + ")" if introducers else _NEVER
     cont = byte + "[89abAB]" + _HEXD
-    slash = r"\\+" if deep else r"\\"
-    amp = "&(?:amp;)*" if deep else "&"
+    slash = (r"\\+" if deep else r"\\") if "j" in families else _NEVER
+    amp = ("&(?:amp;)*" if deep else "&") if "h" in families else _NEVER
     return re.compile(
         r"(?=[%&\\])(?:(?P<bytes>"
-        + f"{byte}[0-7]{_HEXD}|{byte}[cdCD]{_HEXD}{cont}|{byte}[eE]{_HEXD}{cont}{{2}}|{byte}[fF][0-7]{cont}{{3}}"
+        + f"{byte}[0-7]{_HEXD}|{byte}[cdCD]{_HEXD}{cont}"
+        + f"|{byte}[eE]{_HEXD}(?:{cont}){{2}}|{byte}[fF][0-7](?:{cont}){{3}}"
         + f"|{byte}{_HEXD}{{2}}"
-        + ("|%25" if deep else "")
+        + ("|%25" if deep and "p" in families else "")
         + f")|(?P<pair>{slash}u[dD][89abAB]{_HEXD}{{2}}{slash}u[dD][c-fC-F]{_HEXD}{{2}})"
         + f"|{slash}"
         + r"(?:u(?P<u4>[0-9A-Fa-f]{4})|U(?P<u8>[0-9A-Fa-f]{8})|(?P<short>[/\"'\\bfnrt]))"
@@ -54,7 +70,7 @@ def _escape_pattern(deep: bool) -> re.Pattern[str]:
 
 # Both readings of an ambiguous text are searched: ``%2541`` is ``A`` encoded twice, or ``%``
 # followed by ``41``; ``&amp;#47;`` is ``/`` escaped twice, or the text ``&#47;``.
-_ESCAPES = {False: _escape_pattern(False), True: _escape_pattern(True)}
+_ESCAPES = {reading: _escape_pattern(reading) for reading in (ONCE, DEEP, *FAMILIES)}
 _BYTES = {
     False: re.compile(r"(?:%|\\x)([0-9A-Fa-f]{2})()"),
     True: re.compile(r"(?:%(?:25)*+|\\+x)([0-9A-Fa-f]{2})|%(25)"),
@@ -63,8 +79,8 @@ _BYTES = {
 NESTED = re.compile(r"%25[0-9A-Fa-f]{2}|&amp;(?:amp;)*[#A-Za-z]|\\{2,}")
 
 
-def has_escapes(text: str, deep: bool = False) -> bool:
-    return _ESCAPES[deep].search(text) is not None
+def has_escapes(text: str, reading: Reading = ONCE) -> bool:
+    return _ESCAPES[reading].search(text) is not None
 
 
 ESCAPE_CHARS = re.compile(r"[%&\\]")
@@ -94,7 +110,7 @@ def _utf8_chars(data: bytes) -> list[tuple[str, int, int]]:
 class Canonical:
     """A text with every escape decoded, and the way back from its offsets to the original's."""
 
-    def __init__(self, text: str, deep: bool = False) -> None:
+    def __init__(self, text: str, reading: Reading = ONCE) -> None:
         pieces: list[str] = []
         # Per decoded character, in order: its canonical start and end, and its original span.
         self._starts: list[int] = []
@@ -102,8 +118,8 @@ class Canonical:
         self._spans: list[tuple[int, int]] = []
         at = 0  # original offset copied so far
         length = 0  # canonical length so far
-        for match in _ESCAPES[deep].finditer(text):
-            decoded = _decode(match.group(0), deep)
+        for match in _ESCAPES[reading].finditer(text):
+            decoded = _decode(match.group(0), reading)
             if decoded is None:
                 continue
             raw = text[at : match.start()]
@@ -138,22 +154,14 @@ class Canonical:
         return first, last
 
 
-def decoded_text(text: str, deep: bool = False) -> str:
+def decoded_text(text: str, reading: Reading = ONCE) -> str:
     """``text`` with every escape decoded (no offsets kept: the cheap first look)."""
-    return _ESCAPES[deep].sub(_decoded_deep if deep else _decoded_once, text)
-
-
-def _decoded_once(match: re.Match[str]) -> str:
-    return _decoded_chars(match.group(0), False)
-
-
-def _decoded_deep(match: re.Match[str]) -> str:
-    return _decoded_chars(match.group(0), True)
+    return _ESCAPES[reading].sub(lambda match: _decoded_chars(match.group(0), reading), text)
 
 
 @functools.lru_cache(maxsize=4096)
-def _decoded_chars(token: str, deep: bool) -> str:
-    decoded = _decode(token, deep)
+def _decoded_chars(token: str, reading: Reading) -> str:
+    decoded = _decode(token, reading)
     return token if decoded is None else "".join(chars for chars, _, _ in decoded)
 
 
@@ -161,12 +169,12 @@ _PAIR = re.compile(r"u([0-9A-Fa-f]{4})")
 
 
 @functools.lru_cache(maxsize=4096)
-def _decode(token: str, deep: bool) -> tuple[tuple[str, int, int], ...] | None:
+def _decode(token: str, reading: Reading) -> tuple[tuple[str, int, int], ...] | None:
     """The characters one escape token stands for, each with its span inside the token."""
-    match = _ESCAPES[deep].fullmatch(token)  # the branch finditer took: earlier ones matched nothing
+    match = _ESCAPES[reading].fullmatch(token)  # the branch finditer took: earlier ones matched nothing
     assert match is not None
     if match.group("bytes") is not None:
-        parts = list(_BYTES[deep].finditer(token))
+        parts = list(_BYTES[reading[0]].finditer(token))
         data = bytes(int(m.group(1) or m.group(2), 16) for m in parts)
         return tuple((c, parts[b0].start(), parts[b1 - 1].end()) for c, b0, b1 in _utf8_chars(data))
     chars: str | None = None
