@@ -150,10 +150,10 @@ class Credentials:
         self._redactor = Redactor(self._secrets, **_positions(self._schemes.values()))
         if short:
             logger.warning(
-                "%s shorter than %d characters: masked in results only where it is sent as a credential "
-                "(its header, query parameter or Authorization value), not everywhere; use a longer secret",
-                " and ".join(dict.fromkeys(short)),
+                "Secrets shorter than %d characters (in %s) are masked in results only where they are sent as "
+                "credentials (their header, query parameter or Authorization value), not everywhere: use longer ones",
                 MIN_SECRET_LENGTH,
+                " and ".join(dict.fromkeys(short)),
             )
 
     @classmethod

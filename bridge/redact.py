@@ -153,6 +153,9 @@ class Redactor:
         self._words = tuple(dict.fromkeys(w.lower() for w in (*_SCHEME_WORDS, *scheme_words) if w))
         self._long: tuple[str, ...] = ()
         self._tails: tuple[tuple[str, str], ...] = ()
+        self._any_long: re.Pattern[str] | None = None
+        self._any_tail: re.Pattern[str] | None = None
+        self._escaped = False
         self._candidates: re.Pattern[str] | None = None
         self._value: re.Pattern[str] | None = None
         for secret in secrets:
@@ -185,6 +188,11 @@ class Redactor:
             for j in range(1, min(_SWALLOWED, len(form) - 4) + 1)
             if _SWALLOWABLE.fullmatch(form[:j])
         )
+        # One C-level search says whether any form (or tail) is there at all: most strings of a
+        # JSON answer are short and hold none, and a loop of str.find per form costs more.
+        self._any_long = _any_of(self._long)
+        self._any_tail = _any_of(tail for tail, _ in self._tails)
+        self._escaped = any(ESCAPE_CHARS.search(secret) for secret in (*self._secrets, *self._learnt))
         if not short:
             self._candidates = self._value = None
             return
@@ -195,7 +203,7 @@ class Redactor:
         self._value = re.compile(r"(?i:(?:" + words + r")(?:[ \t]|%20|\+)+)?(?:" + values + ")")
 
     def _position_spans(self, text: str) -> list[tuple[int, int]]:
-        if self._candidates is None:
+        if self._candidates is None or self._candidates.search(text) is None:
             return []
         return [m.span() for m in self._candidates.finditer(text) if self._positioned(text, m.start())]
 
@@ -266,18 +274,21 @@ class Redactor:
         return [*self._long_spans(text), *self._position_spans(text)]
 
     def _long_spans(self, text: str) -> list[tuple[int, int]]:
-        if not self._long:
+        if self._any_long is None:
             return []
-        spans = _find_all(text, self._long)
+        spans = _find_all(text, self._long) if self._any_long.search(text) else []
         if ESCAPE_CHARS.search(text) is None:
             return spans
-        # Escapes decoded once, twice, three times (a secret that itself looks escaped, sent
-        # through nested encoders), all the way at once (one character escaped deeper), and one
+        # Escapes decoded once, and all the way at once (one character escaped deeper). When a
+        # secret itself looks escaped: also twice and three times (nested encoders), and one
         # family at a time. Readings that decode to a text already searched are skipped.
-        readings = [(ONCE, _DECODE_ROUNDS), *((f, 1) for f in FAMILIES)]
+        readings = [(ONCE, _DECODE_ROUNDS if self._escaped else 1)]
+        if self._escaped:
+            readings += [(family, 1) for family in FAMILIES]
         if NESTED.search(text):
             readings.append((DEEP, 1))
         seen: set[str] = {text}
+        once: str | None = None
         for reading, rounds in readings:
             chain: list[Canonical] = []
             current = text
@@ -285,28 +296,27 @@ class Redactor:
                 if not has_escapes(current, reading):
                     break
                 decoded = decoded_text(current, reading)
+                if once is None:
+                    once = decoded
                 if decoded in seen:
                     break
                 seen.add(decoded)
-                if any(form in decoded for form in self._long):
+                if self._any_long.search(decoded):
                     while len(chain) < rounds and (not chain or chain[-1].text != decoded):
                         chain.append(Canonical(chain[-1].text if chain else text, reading))
                     spans.extend(_through(chain, s, e) for s, e in _find_all(decoded, self._long))
                 current = decoded
-        spans.extend(self._swallowed(text))
+        if once is not None and self._any_tail is not None and self._any_tail.search(once):
+            spans.extend(self._swallowed(text))
         return spans
 
     def _swallowed(self, text: str) -> list[tuple[int, int]]:
         """Spellings whose first characters an escape before them swallowed: ``%`` then
         ``00ab%3A`` reads as ``%00`` then ``ab:``. Found as the rest of a form, right after a token
         that ends with the form's first characters."""
-        decoded = decoded_text(text)
-        hits = [(tail, head) for tail, head in self._tails if tail in decoded]
-        if not hits:
-            return []
         canonical = Canonical(text)
         spans: list[tuple[int, int]] = []
-        for tail, head in hits:
+        for tail, head in self._tails:
             for s, e in _find_all(canonical.text, [tail]):
                 start, end = canonical.original(s, e)
                 if text.endswith(head, 0, start):
@@ -324,6 +334,11 @@ def _through(chain: Sequence[Canonical], start: int, end: int) -> tuple[int, int
     for canonical in reversed(chain):
         start, end = canonical.original(start, end)
     return start, end
+
+
+def _any_of(literals: Iterable[str]) -> re.Pattern[str] | None:
+    ordered = sorted(set(literals), key=len, reverse=True)
+    return re.compile("|".join(re.escape(literal) for literal in ordered)) if ordered else None
 
 
 def _find_all(text: str, forms: Sequence[str]) -> list[tuple[int, int]]:

@@ -76,7 +76,7 @@ _BYTES = {
     True: re.compile(r"(?:%(?:25)*+|\\+x)([0-9A-Fa-f]{2})|%(25)"),
 }
 # A nested escape, for which the deep reading differs from reading once.
-NESTED = re.compile(r"%25[0-9A-Fa-f]{2}|&amp;(?:amp;)*[#A-Za-z]|\\{2,}")
+NESTED = re.compile(r"%25[0-9A-Fa-f]{2}|&amp;(?:amp;)*(?:#[0-9xX]|[A-Za-z][A-Za-z0-9]{1,31};)|\\{2,}")
 
 
 def has_escapes(text: str, reading: Reading = ONCE) -> bool:
