@@ -32,9 +32,7 @@ JSON results are trimmed by :mod:`bridge.trim` (null and empty members dropped, 
 arrays cut, a byte budget, the call's ``fields``), every cut listed under ``_truncated``; text
 results over the byte budget are cut with a note block.
 
-4xx/5xx raise :class:`UpstreamStatusError`: ``"<METHOD> <path> failed: HTTP 404 Not Found"``,
-an excerpt of the body (about 2 KB, secrets redacted) and a hint the model can act on.
-Every text the model sees goes through ``redact``.
+4xx/5xx raise :class:`UpstreamStatusError` (:func:`bridge.status_errors.status_error`).
 """
 
 from __future__ import annotations
@@ -42,18 +40,16 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import mcp_types
 from jsonschema import validators as jsonschema_validators
 
 from bridge.binding import HttpBinding
-from bridge.errors import UpstreamStatusError
+from bridge.media import decode_text, is_json, is_text, looks_textual, media_type
 from bridge.redact import Redactor as SecretRedactor
+from bridge.status_errors import ERROR_EXCERPT_CHARS, Redactor, identity, status_error
 from bridge.trim import MARKER_KEY, TrimSettings, trim_result
 from bridge.upstream import UpstreamResponse
 
@@ -64,43 +60,6 @@ __all__ = [
     "response_to_result",
     "status_error",
 ]
-
-ERROR_EXCERPT_CHARS = 2000
-"""Characters of an error body shown to the model."""
-
-_TEXT_TYPES = ("application/xml", "application/yaml", "application/x-yaml", "application/javascript", "image/svg+xml")
-_TOP_FIELD_KEYS = ("field", "param", "parameter", "property")
-_FIELD_KEYS = ("field", "param", "parameter", "property", "path", "pointer", "loc", "name", "location")
-
-Redactor = Callable[[str], str]
-
-
-def _identity(text: str) -> str:
-    return text
-
-
-def _media(content_type: str) -> str:
-    return content_type.split(";", 1)[0].strip().lower()
-
-
-def _charset(content_type: str) -> str:
-    match = re.search(r"charset=\"?([A-Za-z0-9._-]+)", content_type, re.IGNORECASE)
-    return match.group(1) if match else "utf-8"
-
-
-def _decode_text(content: bytes, content_type: str) -> str:
-    try:
-        return content.decode(_charset(content_type), errors="replace")
-    except LookupError:
-        return content.decode("utf-8", errors="replace")
-
-
-def _is_json(media: str) -> bool:
-    return media in ("application/json", "text/json") or media.endswith("+json")
-
-
-def _is_text(media: str) -> bool:
-    return media.startswith("text/") or media in _TEXT_TYPES or media.endswith(("+xml", "+yaml"))
 
 
 def _text(text: str) -> mcp_types.TextContent:
@@ -170,7 +129,7 @@ def response_to_result(
     *,
     binding: HttpBinding,
     tool_name: str,
-    redact: Redactor = _identity,
+    redact: Redactor = identity,
     output_check: OutputCheck | None = None,
     trim: TrimSettings | None = None,
     fields: Sequence[str] | None = None,
@@ -181,14 +140,14 @@ def response_to_result(
     limits) and the call's ``fields``; text results are cut to ``trim.max_bytes``.
     """
     content_type = response.content_type
-    media = _media(content_type)
+    media = media_type(content_type)
     body = response.content
     if not body or response.status in (204, 205, 304):
         suffix = "" if response.status in (204, 205, 304) else " (empty body)"
         done = _text(f"Done: {response.status} {response.reason}{suffix}")
         return _not_documented([done], "The API answered without a body", output_check=output_check)
 
-    if _is_json(media) or (not media and body.lstrip()[:1] in (b"{", b"[")):
+    if is_json(media) or (not media and body.lstrip()[:1] in (b"{", b"[")):
         try:
             data = json.loads(body)
         except ValueError:
@@ -199,9 +158,9 @@ def response_to_result(
             )
 
     declared = _declared(media, binding.accept)
-    why = "The API's answer is not valid JSON" if _is_json(media) else f"The API answered {media or 'untyped data'}"
-    if _is_text(media) or _is_json(media) or (not media and _looks_textual(body)):
-        text = redact(_decode_text(body, content_type))
+    why = "The API's answer is not valid JSON" if is_json(media) else f"The API answered {media or 'untyped data'}"
+    if is_text(media) or is_json(media) or (not media and looks_textual(body)):
+        text = redact(decode_text(body, content_type))
         limit = trim.normalised().max_bytes if trim is not None else None
         blocks: list[mcp_types.ContentBlock] = [_text(t) for t in cap_text(text, limit)]
         return _not_documented(blocks, why, output_check=output_check, declared=declared)
@@ -230,10 +189,10 @@ def _declared(media: str, accept: Sequence[str]) -> bool:
     if not accept or not media:
         return True
     for entry in accept:
-        declared = _media(entry)
+        declared = media_type(entry)
         if declared in ("*/*", media) or (declared.endswith("/*") and media.startswith(declared[:-1])):
             return True
-        if _is_json(declared) and _is_json(media):
+        if is_json(declared) and is_json(media):
             return True
     return False
 
@@ -256,16 +215,6 @@ def _not_documented(
 
 
 _NOT_JSON = object()
-
-
-def _looks_textual(body: bytes) -> bool:
-    if b"\x00" in body[:4096]:
-        return False
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def cap_text(text: str, max_bytes: int | None) -> list[str]:
@@ -331,140 +280,3 @@ def _json_type(value: Any) -> str:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-# ------------------------------------------------------------------------------------- errors
-
-
-def status_error(
-    response: UpstreamResponse,
-    *,
-    binding: HttpBinding,
-    redact: Redactor = _identity,
-    credential_env: Sequence[str] = (),
-    operation: str | None = None,
-) -> UpstreamStatusError:
-    """The tool error for a 4xx/5xx response: status, a redacted body excerpt and a hint."""
-    op = operation or response.operation or f"{binding.method.upper()} {binding.path}"
-    status = response.status
-    lines = [f"{op} failed: HTTP {status} {response.reason}".rstrip()]
-    excerpt, data = _excerpt(response, redact)
-    if excerpt:
-        lines.append(f"The API said: {excerpt}")
-    hint = _hint(status, response, binding, data, credential_env, redact)
-    if hint:
-        lines.append(hint)
-    return UpstreamStatusError("\n".join(lines), status=status)
-
-
-def _excerpt(response: UpstreamResponse, redact: Redactor) -> tuple[str, Any]:
-    if not response.content:
-        return "", None
-    media = _media(response.content_type)
-    text = _decode_text(response.content, response.content_type)
-    data: Any = None
-    if not response.truncated and (_is_json(media) or text.lstrip()[:1] in ("{", "[")):
-        try:
-            data = json.loads(text)
-            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-        except ValueError:
-            data = None
-    elif not (_is_json(media) or _is_text(media) or _looks_textual(response.content)):
-        return f"({len(response.content)} bytes of {media or 'binary data'})", None
-    text = redact(" ".join(text.split()))
-    if len(text) > ERROR_EXCERPT_CHARS or response.truncated:
-        text = text[:ERROR_EXCERPT_CHARS].rstrip() + " … (truncated)"
-    return text, data
-
-
-def _hint(
-    status: int,
-    response: UpstreamResponse,
-    binding: HttpBinding,
-    data: Any,
-    credential_env: Sequence[str],
-    redact: Redactor,
-) -> str:
-    if status in (400, 422):
-        fields = sorted(set(_rejected_fields(data)))[:5]
-        if fields:
-            named = ", ".join(f'"{redact(f)}"' for f in fields)
-            return f"The API rejected the value of {named}. Fix that argument and call the tool again."
-        return "The API rejected the arguments. Check them against the message above and call the tool again."
-    if status in (401, 403):
-        if credential_env:
-            names = ", ".join(credential_env)
-            return (
-                f"The API did not accept the configured credentials (HTTP {status}). The user must check the "
-                f"credential configured in {names} (and its permissions); retrying will not help."
-            )
-        return (
-            f"The API refused the request without credentials (HTTP {status}). The user may need to configure "
-            "one of the API's credentials; retrying will not help."
-        )
-    if status == 404:
-        path_args = [p.arg for p in binding.params if p.location == "path"]
-        if path_args:
-            return "Nothing was found. Check the ids and path arguments (" + ", ".join(path_args) + ")."
-        return "Nothing was found at this path. Check the arguments."
-    if status == 409:
-        return "The request conflicts with the resource's current state. Fetch the current state, then retry."
-    if status == 413:
-        return "The request is too large for the API. Send less data."
-    if status == 429:
-        wait = _retry_after(response.headers.get("retry-after"))
-        if wait is not None:
-            return f"The API is rate limiting: retry after {wait} s."
-        return "The API is rate limiting: wait before retrying."
-    if status >= 500:
-        wait = _retry_after(response.headers.get("retry-after"))
-        later = f"after {wait} s" if wait is not None else "later"
-        return f"The API failed (HTTP {status}); this is not caused by the arguments. Retrying {later} may help."
-    return ""
-
-
-def _retry_after(value: str | None) -> int | None:
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return int(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0, round((when - datetime.now(UTC)).total_seconds()))
-
-
-def _rejected_fields(data: Any, depth: int = 0) -> list[str]:
-    """Field names an error body points at, in the common shapes (RFC 9457, FastAPI, JSON:API…)."""
-    if depth > 4 or data is None:
-        return []
-    found: list[str] = []
-    if isinstance(data, list):
-        for item in data[:20]:
-            found.extend(_rejected_fields(item, depth + 1))
-        return found
-    if not isinstance(data, dict):
-        return []
-    for key in _FIELD_KEYS if depth > 0 else _TOP_FIELD_KEYS:
-        value = data.get(key)
-        if key == "loc" and isinstance(value, list):
-            parts = [str(p) for p in value if p not in ("body", "query", "path", "header", "cookie")]
-            if parts:
-                found.append(".".join(parts))
-        elif key in ("pointer", "path") and isinstance(value, str) and value.startswith("/"):
-            found.append(value.lstrip("/").replace("/", "."))
-        elif key != "name" and isinstance(value, str) and value and len(value) <= 100:
-            found.append(value)
-    source = data.get("source")
-    if isinstance(source, dict):
-        found.extend(_rejected_fields(source, depth + 1))
-    for key in ("errors", "detail", "invalid_params", "invalid-params", "fields", "error", "details"):
-        if key in data and isinstance(data[key], list | dict):
-            found.extend(_rejected_fields(data[key], depth + 1))
-    if depth > 0 and not found and isinstance(data.get("name"), str):
-        found.append(data["name"])
-    return found
