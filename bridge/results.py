@@ -198,12 +198,19 @@ def _declared(media: str, accept: Sequence[str]) -> bool:
 
 
 def _not_documented(
-    blocks: list[mcp_types.ContentBlock], why: str, *, output_check: OutputCheck | None, declared: bool = True
+    blocks: list[mcp_types.ContentBlock],
+    why: str,
+    *,
+    output_check: OutputCheck | None,
+    declared: bool = True,
+    shape: bool = True,
 ) -> mcp_types.CallToolResult:
     """The result of an answer that is not the documented JSON shape (see the module docstring)."""
     if output_check is None:
         return mcp_types.CallToolResult(content=blocks)
-    if declared:
+    if not shape:  # ``why`` already says how it differs
+        note = f"{why}: the answer is in the content blocks"
+    elif declared:
         note = f"{why}, not the documented JSON shape: the answer is in the content blocks"
     else:
         note = f"{why}, a media type this operation does not declare: the answer is in the content blocks"
@@ -264,7 +271,7 @@ def _json_result(
     problem = output_check.problem(structured) if output_check is not None else None
     if problem is not None:
         why = f"The API's answer does not match the tool's documented output schema ({problem})"
-        return _not_documented(blocks, why, output_check=output_check)
+        return _not_documented(blocks, why, output_check=output_check, shape=False)
     return mcp_types.CallToolResult(content=blocks, structured_content=structured)
 
 
