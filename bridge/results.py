@@ -144,7 +144,7 @@ def response_to_result(
     body = response.content
     if not body or response.status in (204, 205, 304):
         suffix = "" if response.status in (204, 205, 304) else " (empty body)"
-        done = _text(f"Done: {response.status} {response.reason}{suffix}")
+        done = _text(redact(f"Done: {response.status} {response.reason}{suffix}"))  # the reason is upstream text
         return _not_documented([done], "The API answered without a body", output_check=output_check)
 
     if is_json(media) or (not media and body.lstrip()[:1] in (b"{", b"[")):
@@ -158,7 +158,8 @@ def response_to_result(
             )
 
     declared = _declared(media, binding.accept)
-    why = "The API's answer is not valid JSON" if is_json(media) else f"The API answered {media or 'untyped data'}"
+    shown = redact(content_type.split(";", 1)[0].strip())  # upstream text too, and it reaches the model
+    why = "The API's answer is not valid JSON" if is_json(media) else f"The API answered {shown or 'untyped data'}"
     if is_text(media) or is_json(media) or (not media and looks_textual(body)):
         text = redact(decode_text(body, content_type))
         limit = trim.normalised().max_bytes if trim is not None else None
@@ -168,12 +169,12 @@ def response_to_result(
     data64 = base64.b64encode(body).decode("ascii")
     block: mcp_types.ContentBlock
     if media.startswith("image/") and media != "image/svg+xml":
-        block = mcp_types.ImageContent(type="image", data=data64, mime_type=media)
+        block = mcp_types.ImageContent(type="image", data=data64, mime_type=shown)
     elif media.startswith("audio/"):
-        block = mcp_types.AudioContent(type="audio", data=data64, mime_type=media)
+        block = mcp_types.AudioContent(type="audio", data=data64, mime_type=shown)
     else:
         resource = mcp_types.BlobResourceContents(
-            uri=f"mcp-bridge://response/{tool_name}", mime_type=media or "application/octet-stream", blob=data64
+            uri=f"mcp-bridge://response/{tool_name}", mime_type=shown or "application/octet-stream", blob=data64
         )
         block = mcp_types.EmbeddedResource(type="resource", resource=resource)
     blocks = [block]

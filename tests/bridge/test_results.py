@@ -167,6 +167,13 @@ def test_binary_bodies_are_redacted_before_encoding(content_type: str | None) ->
     assert isinstance(out.content[1], mcp_types.TextContent) and "overwritten" in out.content[1].text
 
 
+def test_the_media_type_and_reason_phrase_are_redacted_too() -> None:
+    image = result(response(body=b"\x89PNG", content_type=f"image/x-{SECRET}"), redact=redact)
+    assert SECRET not in image.model_dump_json()
+    done = dataclasses.replace(response(200, b""), reason=f"OK {SECRET}")
+    assert SECRET not in result(done, redact=redact).model_dump_json()
+
+
 def test_structured_content_that_breaks_the_output_schema_is_an_error_with_the_data() -> None:
     check = OutputCheck({"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]})
     good = result(response(body='{"id": 1}'), output_check=check)
