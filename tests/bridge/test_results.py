@@ -17,10 +17,13 @@ import mcp_types
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mcp import Client
 
 from bridge.binding import Catalogue, HttpBinding, ParamBinding
 from bridge.content import to_call_result
 from bridge.results import OutputCheck, response_to_result, status_error
+from bridge.server import build_server
+from bridge.tools import Tool, ToolContext, ToolRegistry
 from bridge.upstream import UpstreamResponse
 from tests.security.fault_server import Fault, FaultServer
 from tests.security.harness import bridge_client, catalogue_of
@@ -389,3 +392,31 @@ def test_every_2xx_answer_gives_a_result_the_server_and_clients_accept(
     if not out.is_error:
         assert out.structured_content is not None
         jsonschema.validate(out.structured_content, entry.output_schema)
+
+
+@pytest.mark.anyio
+async def test_a_hand_written_tool_with_an_output_schema_may_answer_with_text() -> None:
+    registry = ToolRegistry()
+    schema = {"type": "object", "properties": {"count": {"type": "integer"}, "_truncated": {"type": "array"}}}
+    strict = {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}
+
+    async def text_answer(args: dict[str, Any], ctx: ToolContext) -> Any:
+        return "the log says: 3 lines"
+
+    async def dict_answer(args: dict[str, Any], ctx: ToolContext) -> Any:
+        return {"count": 3}
+
+    registry.add(Tool(name="text", run=text_answer, output_schema=schema))
+    registry.add(Tool(name="strict_text", run=text_answer, output_schema=strict))
+    registry.add(Tool(name="dict", run=dict_answer, output_schema=schema))
+    async with Client(build_server(registry, name="t", version="1")) as client:
+        with anyio.fail_after(10):
+            text_out = await client.call_tool("text", {})
+            strict_out = await client.call_tool("strict_text", {})
+            dict_out = await client.call_tool("dict", {})
+    assert not text_out.is_error and text_out.structured_content is not None
+    assert list(text_out.structured_content) == ["_truncated"]
+    first = text_out.content[0]
+    assert isinstance(first, mcp_types.TextContent) and first.text == "the log says: 3 lines"
+    assert strict_out.is_error  # a schema that cannot hold the note: the old rule, a tool error
+    assert dict_out.structured_content == {"count": 3}  # a dict is still structured content
