@@ -17,6 +17,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -533,3 +534,22 @@ async def test_short_secrets_echoed_in_json_are_masked_and_the_data_is_intact() 
     assert (data["name"], data["next_page_token"], data["tags"]) == ("a", "tok", ["a"])
     assert ["X-API-Key", "***"] in data["headers"]
     assert "api_key=***" in data["target"] and "tok" not in data["target"]
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["%41", "%2541", "&amp;", "&#x2F;", "\\\\/", "\\u0041", ": a, ", "Bearer tok ", "q/K3y+v=1&x:", "YWxpY2U6cGE6"],
+)
+def test_redaction_time_grows_linearly_with_hostile_text(unit: str) -> None:
+    """Every answer up to the response cap is redacted: no text shape may make it superlinear."""
+    redact = Credentials(echo_catalogue().security_schemes, {**echo_environ(), "ECHO_HKEY_API_KEY": "a"}).redact
+    small, big = unit * (64 * 1024 // len(unit)), unit * (256 * 1024 // len(unit))
+
+    def cpu(text: str) -> float:
+        started = time.process_time()
+        redact(text)
+        redact.mask_bytes(text.encode())
+        return time.process_time() - started
+
+    cpu(small)  # warm the caches
+    assert cpu(big) < 8 * max(cpu(small), 0.005)  # 4x the text: well under 8x the time
