@@ -189,9 +189,11 @@ class Redactor:
             if _SWALLOWABLE.fullmatch(form[:j])
         )
         # One C-level search says whether any form (or tail) is there at all: most strings of a
-        # JSON answer are short and hold none, and a loop of str.find per form costs more.
-        self._any_long = _any_of(self._long)
-        self._any_tail = _any_of(tail for tail, _ in self._tails)
+        # JSON answer are short and hold none, and a loop of str.find per form costs more. It
+        # looks for their first characters only, which keeps the pattern small however long the
+        # secrets (fetched JWTs) are.
+        self._any_long = _any_of(form[:_KEY] for form in self._long)
+        self._any_tail = _any_of(tail[:_KEY] for tail, _ in self._tails)
         self._escaped = any(ESCAPE_CHARS.search(secret) for secret in (*self._secrets, *self._learnt))
         if not short:
             self._candidates = self._value = None
@@ -325,6 +327,7 @@ class Redactor:
 
 
 _DECODE_ROUNDS = 3
+_KEY = 12
 _SWALLOWED = 8  # the most characters an escape takes after its introducer: &#x + 6 hex digits + ;
 _SWALLOWABLE = re.compile(r"[0-9A-Za-z;]+")
 
