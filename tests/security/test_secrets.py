@@ -553,3 +553,14 @@ def test_redaction_time_grows_linearly_with_hostile_text(unit: str) -> None:
 
     cpu(small)  # warm the caches
     assert cpu(big) < 8 * max(cpu(small), 0.005)  # 4x the text: well under 8x the time
+
+
+def test_learning_fetched_tokens_stays_cheap() -> None:
+    """Each fetched OAuth2 token rebuilds the redactor on the event loop: it must stay quick even
+    with the 32 remembered JWT-sized tokens."""
+    redact = Credentials({}, {}).redact
+    tokens = [f"eyJ{n:04d}" + "x.Y-z_" * 150 for n in range(32)]
+    started = time.process_time()
+    redact.learn(tokens)
+    assert time.process_time() - started < 0.5
+    assert redact(f"got {tokens[7]}.") == "got ***."
