@@ -34,9 +34,9 @@ from bridge.binding import SchemeUse, SecurityScheme, ToolEntry
 from bridge.credentials import CredentialParts
 from bridge.errors import ToolError, UpstreamStatusError, UpstreamTimeout
 from bridge.request import PreparedRequest, build_request
-from bridge.results import OutputCheck, Redactor, response_to_result, status_error
-from bridge.results import _redact_json as redact_json
+from bridge.results import OutputCheck, redact_json, response_to_result, status_error
 from bridge.scopes import CALLER_SCHEMES
+from bridge.status_errors import Redactor
 from bridge.tools import ProgressReporter, ToolContext, _no_progress
 from bridge.upstream import UpstreamResponse
 from bridge.validation import ArgumentValidator

@@ -13,7 +13,10 @@ a content block, or a list of them  those blocks as is
 
 With an output schema the value is checked at run time and sent as ``structuredContent`` with a
 JSON copy in a text block for clients that ignore structured content; a mismatch is a ``ToolError``
-(the client gets ``isError``, never malformed data).
+(the client gets ``isError``, never malformed data). An answer that is not JSON (a ``str``, or a
+full result without ``structuredContent``) is still an answer: it is sent with a note block and
+``structuredContent`` ``{"_truncated": [note]}`` when the output schema admits that object (every
+advertised schema of a generated tool does, see :mod:`bridge.trim`), else it is a ``ToolError``.
 
 JSON text is compact (no spaces after separators) and keeps non-ASCII characters as they are: the
 model pays for every token, and ``\\uXXXX`` escapes cost several tokens per character while adding
@@ -32,6 +35,7 @@ import mcp_types as types
 from pydantic import ValidationError
 
 from bridge.errors import ToolError
+from bridge.trim import MARKER_KEY
 from bridge.validation import check_output
 
 __all__ = ["CONTENT_BLOCK_TYPES", "audio", "error_result", "image", "link", "resource", "text", "to_call_result"]
@@ -138,6 +142,24 @@ def _structured(value: Any) -> types.CallToolResult:
     )
 
 
+_UNSTRUCTURED_NOTE = "The answer is not the documented JSON shape: it is in the content blocks"
+
+
+def _unstructured(
+    result: types.CallToolResult, output_schema: Mapping[str, Any], tool_name: str
+) -> types.CallToolResult:
+    """``result`` (content only) with the note that says so, as structured content too."""
+    structured = {MARKER_KEY: [_UNSTRUCTURED_NOTE]}
+    try:
+        check_output(tool_name, output_schema, structured)
+    except ToolError:
+        raise ToolError(
+            f'Tool "{tool_name}" has an output schema but its result carries no structured content.'
+        ) from None
+    note = types.TextContent(type="text", text=f"[{MARKER_KEY}] {_UNSTRUCTURED_NOTE}.")
+    return result.model_copy(update={"content": [*result.content, note], "structured_content": structured})
+
+
 def to_call_result(
     value: Any,
     *,
@@ -164,9 +186,7 @@ def to_call_result(
     if full is not None:
         if output_schema is not None and not full.is_error:
             if full.structured_content is None:
-                raise ToolError(
-                    f'Tool "{tool_name}" has an output schema but its result carries no structured content.'
-                )
+                return _unstructured(full, output_schema, tool_name)
             if not structured_verified:
                 check_output(tool_name, output_schema, full.structured_content)
         return full
@@ -176,6 +196,8 @@ def to_call_result(
             isinstance(value, list) and value and all(isinstance(b, CONTENT_BLOCK_TYPES) for b in value)
         ):
             raise ToolError(f'Tool "{tool_name}" has an output schema but returned content blocks instead of a value.')
+        if isinstance(value, str):
+            return _unstructured(types.CallToolResult(content=[text(value)]), output_schema, tool_name)
         if isinstance(value, Mapping) and not isinstance(value, dict):
             value = dict(value)
         check_output(tool_name, output_schema, value)

@@ -23,23 +23,12 @@ credentials are all configured is used; an empty alternative allows anonymous ac
 only when no other alternative is configured. Error messages name environment variables, never
 values.
 
-Redaction (P26). :meth:`Credentials.redact` is applied by the bridge to every text that leaves it
-and may carry upstream data or request details: tool results (success bodies included: an API that
-echoes the request is still upstream data), error messages, error bodies and log records. It
-replaces with ``***``:
-
-- every configured secret (API keys, tokens, passwords, client secrets), in its plain,
-  URL-encoded (``%XX`` and ``+``), JSON-escaped and HTTP-basic (base64 ``user:password``) forms,
-  and every OAuth2 access token the bridge fetched (the last 32);
-- whatever the values, the structural spellings of credentials (:func:`scrub`): URL userinfo
-  (``https://user:pw@host`` → ``https://***@host``), token-like query parameters
-  (``access_token``, ``api_key``, ``token``, ``sig``, ``X-Amz-Signature``… see
-  :data:`TOKEN_QUERY_PARAMS`), ``Authorization``/``Proxy-Authorization``/``Cookie``/
-  ``Set-Cookie``/``X-API-Key`` header lines and JSON members, and ``Bearer`` tokens of 16+
-  characters.
-
-The structural rules mean a pre-signed URL in an API answer loses its signature; the model could
-not fetch it through the bridge anyway (no argument is ever used as a URL).
+Redaction (P26) is :class:`bridge.redact.Redactor` (``Credentials.redact``): every configured
+secret (API keys, tokens, passwords, client secrets, the ``user:password`` of HTTP basic and of
+the OAuth2 client) and every OAuth2 access token the bridge fetched (the last 32) are masked in all
+their spellings in every text that leaves the bridge, success bodies and binary bodies included.
+A secret shorter than :data:`~bridge.redact.MIN_SECRET_LENGTH` is masked only in credential
+positions, and named (never shown) in one start-up warning.
 """
 
 from __future__ import annotations
@@ -55,13 +44,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
-from urllib.parse import quote, quote_plus, urlencode
+from urllib.parse import quote_plus, urlencode
 
 import anyio
 import httpx
 
 from bridge.binding import Catalogue, SchemeUse, SecurityScheme
 from bridge.errors import CredentialsError
+from bridge.redact import CREDENTIAL_HEADERS, MIN_SECRET_LENGTH, TOKEN_QUERY_PARAMS, Redactor, scrub
 
 __all__ = [
     "CREDENTIAL_HEADERS",
@@ -90,69 +80,6 @@ Role = Literal["value", "token", "username", "password", "client_id", "client_se
 _SECRET_ROLES: frozenset[str] = frozenset({"value", "token", "password", "client_secret"})
 _REMEMBERED_TOKENS = 32  # fetched tokens kept for redaction
 _HEADER_SAFE = re.compile(r"[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*")
-
-TOKEN_QUERY_PARAMS: tuple[str, ...] = (
-    "access_token",
-    "refresh_token",
-    "id_token",
-    "token",
-    "auth",
-    "api_key",
-    "apikey",
-    "api-key",
-    "key",
-    "sig",
-    "signature",
-    "secret",
-    "client_secret",
-    "password",
-    "passwd",
-    "session",
-    "x-amz-signature",
-    "x-amz-credential",
-    "x-amz-security-token",
-    "x-goog-signature",
-    "x-goog-credential",
-)
-"""Query parameter names whose values :func:`scrub` hides in any URL (case-insensitive)."""
-CREDENTIAL_HEADERS: tuple[str, ...] = ("authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key")
-"""Header names whose values :func:`scrub` hides in header-like lines and JSON members."""
-
-_NAMES = "|".join(re.escape(n) for n in CREDENTIAL_HEADERS)
-_SCRUBS: tuple[tuple[re.Pattern[str], str], ...] = (
-    # scheme://user:password@host  ->  scheme://***@host
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,20}://)[^\s/?#@\"'<>]+@"), r"\1***@"),
-    # ?access_token=…&sig=…  ->  ?access_token=***&sig=***
-    (
-        re.compile(r"(?i)([?&;](?:" + "|".join(re.escape(n) for n in TOKEN_QUERY_PARAMS) + r")=)[^&;#\s\"'<>]+"),
-        r"\1***",
-    ),
-    # "Authorization": "…"  (JSON members, any case; escaped quotes inside the value included)
-    (re.compile(r'(?i)("(?:' + _NAMES + r')"\s*:\s*)"(?:[^"\\]|\\.)*"'), r'\1"***"'),
-    # 'Authorization': '…'  (Python reprs of header dicts)
-    (re.compile(r"(?i)('(?:" + _NAMES + r")'\s*:\s*)'(?:[^'\\]|\\.)*'"), r"\1'***'"),
-    # Authorization: …  (a header line, up to its end)
-    (re.compile(r"(?im)^([ \t]*(?:" + _NAMES + r")[ \t]*:[ \t]*)[^\r\n]+"), r"\1***"),
-    # Bearer eyJhbGciOi…  (long enough not to be a word)
-    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9\-._~+/]{16,}=*"), r"\1***"),
-)
-# Every pattern above needs one of these literals (same flags): "@", "=", a credential header name
-# (each contains one of the three names below) or "bearer". Most strings in a JSON result have
-# none, and one search is cheaper than six substitutions.
-_SCRUB_HINT = re.compile(r"(?i)@|=|bearer|authorization|cookie|x-api-key")
-
-
-def scrub(text: str) -> str:
-    """``text`` with structural credential spellings replaced by ``***`` (values not needed).
-
-    Covers URL userinfo, token-like query parameters (:data:`TOKEN_QUERY_PARAMS`), credential
-    header lines and JSON members (:data:`CREDENTIAL_HEADERS`) and long ``Bearer`` tokens.
-    """
-    if _SCRUB_HINT.search(text) is None:
-        return text
-    for pattern, replacement in _SCRUBS:
-        text = pattern.sub(replacement, text)
-    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,13 +151,20 @@ class Credentials:
         self._user_agent = user_agent
         self._client: httpx.AsyncClient | None = None
         self._slots: dict[tuple[str, tuple[str, ...]], _TokenSlot] = {}
-        self._secrets: set[str] = set()
+        self._secrets: dict[str, None] = {}
         self._tokens: deque[str] = deque(maxlen=_REMEMBERED_TOKENS)
+        short: list[str] = []
         for scheme in self._schemes.values():
-            self._collect_secrets(scheme)
-        self._secrets.update(self._bound.values())
-        self._redact_pattern: re.Pattern[str] | None = None
-        self._rebuild_redaction()
+            short.extend(self._collect_secrets(scheme))
+        self._secrets.update(dict.fromkeys(self._bound.values()))  # parameters bound to the environment are secrets
+        self._redactor = Redactor(self._secrets, **_positions(self._schemes.values()))
+        if short:
+            logger.warning(
+                "Secrets shorter than %d characters (in %s) are masked in results only where they are sent as "
+                "credentials (their header, query parameter or Authorization value), not everywhere: use longer ones",
+                MIN_SECRET_LENGTH,
+                " and ".join(dict.fromkeys(short)),
+            )
 
     @classmethod
     def from_catalogue(
@@ -478,48 +412,39 @@ class Credentials:
 
     # --------------------------------------------------------------------------------- redaction
 
-    def _collect_secrets(self, scheme: SecurityScheme) -> None:
+    def _collect_secrets(self, scheme: SecurityScheme) -> list[str]:
+        """Register ``scheme``'s secrets; the environment variables whose secret is short."""
+        short: list[str] = []
         for var in scheme.env:
             value = self._env.get(var.name)
             if value and var.role in _SECRET_ROLES:
-                self._secrets.add(value)
+                self._secrets[value] = None
+                if len(value) < MIN_SECRET_LENGTH:
+                    short.append(var.name)
         if scheme.type == "http" and (scheme.http_scheme or "").lower() == "basic":
             user, password = self._raw(scheme, "username"), self._raw(scheme, "password")
             if user or password:
-                self._secrets.add(_basic(user, password))
+                self._secrets[f"{user}:{password}"] = None  # the redactor adds its base64 forms
         if scheme.type == "oauth2":
             client_id, secret = self._raw(scheme, "client_id"), self._raw(scheme, "client_secret")
             if secret:
-                self._secrets.add(_basic(quote_plus(client_id), quote_plus(secret)))
+                self._secrets[f"{quote_plus(client_id)}:{quote_plus(secret)}"] = None
+        return short
 
     def _add_secret(self, token: str) -> None:
         if token not in self._tokens:
             self._tokens.append(token)
-            self._rebuild_redaction()
+            self._redactor.learn(self._tokens)
 
-    def _rebuild_redaction(self) -> None:
-        forms: set[str] = set()
-        for secret in (*self._secrets, *self._tokens):
-            forms.update({secret, quote(secret, safe=""), quote_plus(secret), json.dumps(secret)[1:-1]})
-        forms.discard("")
-        if not forms:
-            self._redact_pattern = None
-            return
-        ordered = sorted(forms, key=len, reverse=True)
-        self._redact_pattern = re.compile("|".join(re.escape(f) for f in ordered))
-
-    def redact(self, text: str) -> str:
-        """``text`` with every configured secret (and its encoded forms) and every structural
-        credential spelling (:func:`scrub`) replaced by ``***``."""
-        if not text:
-            return text
-        if self._redact_pattern is not None:
-            text = self._redact_pattern.sub("***", text)
-        return scrub(text)
+    @property
+    def redact(self) -> Redactor:
+        """The redactor of this API's secrets: ``credentials.redact(text)``; kept up to date with
+        fetched tokens, so holders of it never need to ask again."""
+        return self._redactor
 
     @property
     def has_secrets(self) -> bool:
-        return self._redact_pattern is not None
+        return self._redactor.has_secrets
 
     @property
     def schemes(self) -> Mapping[str, SecurityScheme]:
@@ -529,6 +454,21 @@ class Credentials:
     def remember_token(self, token: str) -> None:
         """Redact ``token`` from now on (a token obtained at run time, e.g. by token exchange)."""
         self._add_secret(token)
+
+
+def _positions(schemes: Iterable[SecurityScheme]) -> dict[str, list[str]]:
+    """Where each scheme puts its credential: the redactor masks even short secrets there."""
+    names: list[str] = []
+    header_names: list[str] = []
+    words: list[str] = []
+    for scheme in schemes:
+        if scheme.type == "apiKey" and scheme.param_name:
+            names.append(scheme.param_name)
+            if scheme.location == "header":
+                header_names.append(scheme.param_name)
+        elif scheme.type == "http" and scheme.http_scheme:
+            words.append(scheme.http_scheme)
+    return {"names": names, "header_names": header_names, "scheme_words": words}
 
 
 def _basic(user: str, password: str) -> str:

@@ -367,7 +367,10 @@ async def test_fetched_tokens_are_redacted_too() -> None:
     credentials = Credentials(schemes_from_spec(SPEC), ENV, transport=fake.transport())
     await credentials.for_operation(((SchemeUse(scheme="oauth"),),))
     await credentials.aclose()
-    assert credentials.redact("got tok-1") == "got ***"
+    # "tok-1" is shorter than MIN_SECRET_LENGTH: masked where it is a credential, not in words.
+    assert credentials.redact("sent Authorization: Bearer tok-1") == "sent Authorization: Bearer ***"
+    assert credentials.redact('{"access_token": "tok-1"}') == '{"access_token": "***"}'
+    assert credentials.redact("got tok-1 of tok-10") == "got tok-1 of tok-10"
 
 
 def test_scheme_without_env_vars_cannot_be_configured() -> None:

@@ -253,12 +253,13 @@ async def test_off_origin_redirect_is_a_tool_error() -> None:
 
 
 @pytest.mark.anyio
-async def test_result_violating_the_output_schema_is_an_error_result_with_the_data() -> None:
+async def test_a_2xx_answer_violating_the_output_schema_is_returned_as_text_with_a_note() -> None:
     fake = FakeUpstream(SPEC)
     fake.reply(json_body={"id": "seven"})
     result = await run("get_pet", {"petId": 7}, fake)
-    assert result.is_error
+    assert not result.is_error  # the call happened: an error would invite a retry of the operation
     assert result.content[0] == mcp_types.TextContent(type="text", text='{"id":"seven"}')
+    assert result.structured_content is not None and list(result.structured_content) == ["_truncated"]
 
 
 @pytest.mark.anyio

@@ -4,18 +4,29 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import json
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
 
+import anyio
 import httpx
+import jsonschema
 import mcp_types
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mcp import Client
 
-from bridge.binding import HttpBinding, ParamBinding
+from bridge.binding import Catalogue, HttpBinding, ParamBinding
+from bridge.content import to_call_result
 from bridge.results import OutputCheck, response_to_result, status_error
+from bridge.server import build_server
+from bridge.tools import Tool, ToolContext, ToolRegistry
 from bridge.upstream import UpstreamResponse
+from tests.security.fault_server import Fault, FaultServer
+from tests.security.harness import bridge_client, catalogue_of
 
 BINDING = HttpBinding(
     method="GET",
@@ -149,6 +160,23 @@ def test_secrets_echoed_in_success_bodies_are_redacted() -> None:
     assert text.content == [mcp_types.TextContent(type="text", text="key=***")]
 
 
+@pytest.mark.parametrize("content_type", ["image/png", "audio/mpeg", "application/zip", None])
+def test_binary_bodies_are_redacted_before_encoding(content_type: str | None) -> None:
+    body = b"\x00\x01" + f"X-Api-Key: {SECRET}".encode() + b"\xff"
+    out = result(response(body=body, content_type=content_type), redact=redact)
+    block = out.content[0]
+    data = block.resource.blob if isinstance(block, mcp_types.EmbeddedResource) else block.data  # type: ignore[union-attr]
+    assert SECRET.encode() not in base64.b64decode(data)
+    assert isinstance(out.content[1], mcp_types.TextContent) and "overwritten" in out.content[1].text
+
+
+def test_the_media_type_and_reason_phrase_are_redacted_too() -> None:
+    image = result(response(body=b"\x89PNG", content_type=f"image/x-{SECRET}"), redact=redact)
+    assert SECRET not in image.model_dump_json()
+    done = dataclasses.replace(response(200, b""), reason=f"OK {SECRET}")
+    assert SECRET not in result(done, redact=redact).model_dump_json()
+
+
 def test_structured_content_that_breaks_the_output_schema_is_an_error_with_the_data() -> None:
     check = OutputCheck({"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]})
     good = result(response(body='{"id": 1}'), output_check=check)
@@ -231,3 +259,162 @@ def test_binary_error_bodies_are_described_not_dumped() -> None:
     assert "(3 bytes of application/octet-stream)" in error_text(
         response(500, b"\x00\x01\x02", content_type="application/octet-stream")
     )
+
+
+# ------------------------------------------- an answer in another shape is returned, not dropped
+
+MEDIA_SPEC: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "Media", "version": "1.0"},
+    "servers": [{"url": "https://media.example"}],
+    "paths": {
+        "/logs": {
+            "get": {
+                "operationId": "getLogs",
+                "responses": {
+                    "200": {
+                        "description": "the log, as JSON lines or as plain text",
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "object", "properties": {"lines": {"type": "array"}}}
+                            },
+                            "text/plain": {"schema": {"type": "string"}},
+                        },
+                    }
+                },
+            }
+        },
+        "/thing": {
+            "get": {
+                "operationId": "getThing",
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {"count": {"type": "integer"}},
+                                    "required": ["count"],
+                                }
+                            }
+                        },
+                    }
+                },
+            }
+        },
+    },
+}
+
+
+@functools.cache
+def media_catalogue() -> Catalogue:
+    return catalogue_of(MEDIA_SPEC, "media")
+
+
+def _raw(body: bytes, content_type: str | None, status: int = 200) -> Fault:
+    return Fault("ok", status=status, body=body, headers=(("Content-Type", content_type),) if content_type else ())
+
+
+@pytest.mark.parametrize(
+    ("tool", "fault", "is_error", "shown"),
+    [
+        ("getLogs", _raw(b"line one\nline two", "text/plain; charset=utf-8"), False, "line one\nline two"),
+        ("getThing", _raw(b'"just a string"', "application/json"), False, '"just a string"'),
+        ("getThing", _raw(b"[1, 2]", "application/json"), False, "[1,2]"),
+        ("getThing", _raw(b'{"count": "many"}', "application/json"), False, '{"count":"many"}'),
+        ("getThing", _raw(b"{oops", "application/json"), False, "{oops"),
+        ("getThing", _raw(b"", "application/json"), False, "Done: 200"),
+        ("getThing", _raw(b"", None, status=204), False, "Done: 204"),
+        ("getThing", _raw(b"plain words", None), False, "plain words"),
+        ("getThing", _raw(b"<html>please log in</html>", "text/html"), True, "please log in"),
+        ("getLogs", _raw(b"\x89PNG\r\n\x1a\n", "image/png"), True, None),
+    ],
+)
+@pytest.mark.anyio
+async def test_a_2xx_answer_that_is_not_the_documented_json_shape_reaches_the_model(
+    tool: str, fault: Fault, is_error: bool, shown: str | None
+) -> None:
+    async with FaultServer(fault) as server:
+        async with bridge_client(server.url, catalogue=media_catalogue(), environ={}) as client:
+            with anyio.fail_after(10):
+                # The official client checks structuredContent against the outputSchema: no raise.
+                out = await client.call_tool(tool, {})
+    assert out.is_error is is_error
+    texts = [b.text for b in out.content if isinstance(b, mcp_types.TextContent)]
+    if shown is not None:
+        assert shown in texts[0]
+    assert texts[-1].startswith("[_truncated] ")  # the note: what the answer is, and that it is not the JSON shape
+    if not is_error:
+        assert out.structured_content is not None and list(out.structured_content) == ["_truncated"]
+
+
+@pytest.mark.anyio
+async def test_an_answer_in_the_documented_shape_is_still_structured_content() -> None:
+    async with FaultServer(_raw(b'{"lines": ["a", "b"]}', "application/json")) as server:
+        async with bridge_client(server.url, catalogue=media_catalogue(), environ={}) as client:
+            with anyio.fail_after(10):
+                out = await client.call_tool("getLogs", {})
+    assert not out.is_error and out.structured_content == {"lines": ["a", "b"]}
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+_MEDIA = ("application/json", "text/plain", "text/html", "application/octet-stream", "image/png", None)
+
+
+@settings(max_examples=150, deadline=None)
+@given(value=_JSON, media=st.sampled_from(_MEDIA), status=st.sampled_from([200, 201, 204]))
+def test_every_2xx_answer_gives_a_result_the_server_and_clients_accept(
+    value: Any, media: str | None, status: int
+) -> None:
+    """Whatever a 2xx answer holds, the tool result is legal for a tool with an output schema: the
+    server's mapping accepts it, and structuredContent (when not an error) validates."""
+    entry = next(t for t in media_catalogue().tools if t.name == "getLogs")
+    assert entry.output_schema is not None
+    body = json.dumps(value).encode() if media in ("application/json", None) else str(value).encode()
+    out = response_to_result(
+        response(status, b"" if status == 204 else body, media),
+        binding=entry.binding,
+        tool_name=entry.name,
+        output_check=OutputCheck(entry.output_schema),
+    )
+    to_call_result(out, output_schema=entry.output_schema, tool_name=entry.name, structured_verified=True)
+    assert out.content
+    empty = status == 204 or not body  # no body, no media type to judge
+    declared = media in (None, "application/json", "text/plain") or empty
+    assert out.is_error is not declared
+    if not out.is_error:
+        assert out.structured_content is not None
+        jsonschema.validate(out.structured_content, entry.output_schema)
+
+
+@pytest.mark.anyio
+async def test_a_hand_written_tool_with_an_output_schema_may_answer_with_text() -> None:
+    registry = ToolRegistry()
+    schema = {"type": "object", "properties": {"count": {"type": "integer"}, "_truncated": {"type": "array"}}}
+    strict = {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}
+
+    async def text_answer(args: dict[str, Any], ctx: ToolContext) -> Any:
+        return "the log says: 3 lines"
+
+    async def dict_answer(args: dict[str, Any], ctx: ToolContext) -> Any:
+        return {"count": 3}
+
+    registry.add(Tool(name="text", run=text_answer, output_schema=schema))
+    registry.add(Tool(name="strict_text", run=text_answer, output_schema=strict))
+    registry.add(Tool(name="dict", run=dict_answer, output_schema=schema))
+    async with Client(build_server(registry, name="t", version="1")) as client:
+        with anyio.fail_after(10):
+            text_out = await client.call_tool("text", {})
+            strict_out = await client.call_tool("strict_text", {})
+            dict_out = await client.call_tool("dict", {})
+    assert not text_out.is_error and text_out.structured_content is not None
+    assert list(text_out.structured_content) == ["_truncated"]
+    first = text_out.content[0]
+    assert isinstance(first, mcp_types.TextContent) and first.text == "the log says: 3 lines"
+    assert strict_out.is_error  # a schema that cannot hold the note: the old rule, a tool error
+    assert dict_out.structured_content == {"count": 3}  # a dict is still structured content

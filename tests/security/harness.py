@@ -121,13 +121,18 @@ HARDENING_SPEC: dict[str, Any] = {
 @functools.cache
 def hardening_catalogue() -> Catalogue:
     """The catalogue the real generator makes from :data:`HARDENING_SPEC`."""
+    return catalogue_of(HARDENING_SPEC, "hardening")
+
+
+def catalogue_of(spec: Mapping[str, Any], name: str) -> Catalogue:
+    """The catalogue the real generator makes from ``spec``."""
     from generator.generate import build_catalogue
     from generator.options import GenerateOptions
 
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "hardening.json"
-        path.write_text(json.dumps(HARDENING_SPEC))
-        catalogue, _ = build_catalogue(str(path), GenerateOptions(name="hardening"))
+        path = Path(folder) / f"{name}.json"
+        path.write_text(json.dumps(spec))
+        catalogue, _ = build_catalogue(str(path), GenerateOptions(name=name))
     return catalogue
 
 

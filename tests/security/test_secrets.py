@@ -9,27 +9,40 @@ tokens) are scrubbed whatever their value.
 
 from __future__ import annotations
 
+import base64
+import functools
 import json
 import logging
 import os
+import re
 import sys
 import tempfile
+import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import parse_qsl, quote, quote_plus
 
 import anyio
+import mcp_types
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import bridge.credentials as credentials_module
-from bridge.binding import EnvVar, SecurityScheme
+import bridge.redact as redact_module
+from bridge.binding import Catalogue, EnvVar, SecurityScheme
 from bridge.credentials import Credentials, scrub
 from bridge.server import UNEXPECTED_ERROR_MESSAGE
 from bridge.upstream import Upstream
 from tests.security.fault_server import Attempt, Fault, FaultServer, closed_port
-from tests.security.harness import QUERY_SECRET, SECRET, bridge_client, result_text
+from tests.security.harness import (
+    QUERY_SECRET,
+    SECRET,
+    bridge_client,
+    catalogue_of,
+    hardening_catalogue,
+    result_text,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -157,14 +170,14 @@ def test_scrub_prefilter_never_skips_a_string_a_pattern_would_change(text: str) 
 
 
 def _scrub_without_prefilter(text: str) -> str:
-    for pattern, replacement in credentials_module._SCRUBS:
+    for pattern, replacement in redact_module._SCRUBS:
         text = pattern.sub(replacement, text)
     return text
 
 
 def test_every_credential_header_name_carries_a_scrub_hint() -> None:
-    for name in credentials_module.CREDENTIAL_HEADERS:
-        assert credentials_module._SCRUB_HINT.search(name) is not None, name
+    for name in redact_module.CREDENTIAL_HEADERS:
+        assert redact_module._SCRUB_HINT.search(name) is not None, name
 
 
 # ------------------------------------------------------------- the canary, over stdio, end to end
@@ -288,3 +301,266 @@ def test_redaction_also_covers_url_encoded_and_json_escaped_forms() -> None:
     credentials = Credentials({"k": scheme}, {"K": secret})
     for form in (secret, quote(secret, safe=""), quote_plus(secret), json.dumps(secret)[1:-1]):
         assert credentials.redact(f"x {form} y") == "x *** y"
+
+
+# ------------------------------------------- every spelling of every secret, in every byte (P26)
+
+BASIC_USER = "alice"
+ECHO_SECRETS = {
+    "hkey": "hK3y/+=&?%z~x",  # characters every encoder changes, and a '%' that is not an escape
+    "qkey": "q/K3y+v=1&x:y",
+    "bearer": "tok/en.B3arer+~_-x",
+    "password": "pa:ss/w0rd&é",
+}
+ECHO_KINDS = ("hkey", "qkey", "bearer", "basic")
+_AS = {"name": "as", "in": "query", "required": True, "schema": {"type": "string"}}
+_BINARY = {"200": {"description": "ok", "content": {"application/octet-stream": {"schema": {"type": "string"}}}}}
+ECHO_SPEC: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "Echo", "version": "1.0"},
+    "servers": [{"url": "https://echo.example/v1"}],
+    "components": {
+        "securitySchemes": {
+            "hkey": {"type": "apiKey", "in": "header", "name": "X-Echo-Key"},
+            "qkey": {"type": "apiKey", "in": "query", "name": "echo_key"},
+            "bearer": {"type": "http", "scheme": "bearer"},
+            "basic": {"type": "http", "scheme": "basic"},
+        }
+    },
+    "paths": {
+        f"/{kind}": {
+            "get": {"operationId": f"echo_{kind}", "security": [{kind: []}], "parameters": [_AS], "responses": _BINARY}
+        }
+        for kind in ECHO_KINDS
+    },
+}
+# Binary answers: no text path, so only a byte-level redaction can catch the echo. "none": no
+# Content-Type at all and a NUL byte (sniffed as binary).
+BINARY_MEDIA = ("application/octet-stream", "image/png", "audio/mpeg", "application/zip", "application/pdf", "none")
+
+
+@functools.cache
+def echo_catalogue() -> Catalogue:
+    return catalogue_of(ECHO_SPEC, "echo")
+
+
+def echo_environ() -> dict[str, str]:
+    env: dict[str, str] = {}
+    for name, scheme in echo_catalogue().security_schemes.items():
+        for var in scheme.env:
+            value = {"value": ECHO_SECRETS.get(name, ""), "token": ECHO_SECRETS["bearer"], "username": BASIC_USER}
+            env[var.name] = value.get(var.role, ECHO_SECRETS["password"])
+    return env
+
+
+def every_secret() -> list[str]:
+    return [*ECHO_SECRETS.values(), f"{BASIC_USER}:{ECHO_SECRETS['password']}"]
+
+
+def _html(value: str, entity: str) -> str:
+    return "".join(c if c.isalnum() else entity.format(ord(c)) for c in value)
+
+
+def echo_spellings(value: str) -> list[str]:
+    """How an upstream may write ``value`` back: what a logging proxy or a debug page does."""
+    data = value.encode()
+    quoted = quote(value, safe="")
+    spellings = [
+        value,
+        quoted,
+        re.sub("%[0-9A-F]{2}", lambda m: m.group(0).lower(), quoted),
+        json.dumps(value)[1:-1].replace("/", "\\/"),
+        _html(value, "&#x{:X};"),
+        _html(value, "&#{};"),
+    ]
+    for k in range(3):  # inside a longer base64 text, at each alignment
+        encoded = base64.b64encode(b"ab"[:k] + data + b"tail").decode()
+        spellings += [encoded, encoded.translate(str.maketrans("+/", "-_"))]
+    return spellings
+
+
+def detectable(value: str) -> set[str]:
+    """Every spelling of ``value`` that must not come out, base64 ones as the characters that
+    depend on ``value`` alone (found by encoding it between two different fillers)."""
+    found = {s for s in echo_spellings(value)[:6]} | {_html(value, "&#x{:x};")}
+    for k in range(3):
+        low = base64.b64encode(b"\0" * k + value.encode() + b"\0\0").decode()
+        high = base64.b64encode(b"\xff" * k + value.encode() + b"\xff\xff").decode()
+        core = max("".join(a if a == b else "\0" for a, b in zip(low, high, strict=True)).split("\0"), key=len)
+        found |= {core, core.translate(str.maketrans("+/", "-_"))}
+    return found
+
+
+def _sent_values(attempt: Attempt) -> list[str]:
+    values = [v for _, v in attempt.headers] + [v for _, v in parse_qsl(attempt.query)]
+    for name, value in attempt.headers:
+        scheme, _, credential = value.partition(" ")
+        if name.lower() == "authorization":
+            values.append(credential)
+            if scheme.lower() == "basic":
+                pair = base64.b64decode(credential).decode()
+                values += [pair, pair.split(":", 1)[1]]
+    return values
+
+
+def spelling_echo(attempt: Attempt) -> Fault:
+    """Answers with the request head and every value it carried, in every spelling, as binary."""
+    media = dict(parse_qsl(attempt.query)).get("as", "application/octet-stream")
+    head = f"{attempt.method} {attempt.target} HTTP/1.1\r\n" + "".join(f"{n}: {v}\r\n" for n, v in attempt.headers)
+    parts = [b"\x89PNG\r\n\x1a\n\x00\x00", head.encode()]
+    parts += [spelled.encode() for value in _sent_values(attempt) for spelled in echo_spellings(value)]
+    body = b"\x00\n".join(parts) + bytes(range(256))
+    return Fault("ok", body=body, headers=() if media == "none" else (("Content-Type", media),))
+
+
+def every_byte(result: mcp_types.CallToolResult) -> list[str]:
+    """Each block as the model's client can read it: texts, and blobs decoded (as Latin-1)."""
+    out: list[str] = []
+    for block in result.content:
+        if isinstance(block, mcp_types.TextContent):
+            out.append(block.text)
+        elif isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
+            out.append(base64.b64decode(block.data).decode("latin-1"))
+        elif isinstance(block, mcp_types.EmbeddedResource):
+            resource = block.resource
+            assert isinstance(resource, mcp_types.BlobResourceContents)
+            out.append(base64.b64decode(resource.blob).decode("latin-1"))
+        else:
+            out.append(block.model_dump_json())
+    if result.structured_content is not None:
+        out.append(json.dumps(result.structured_content, ensure_ascii=False))
+    return out
+
+
+def assert_no_spelling(texts: Sequence[str], secrets: Sequence[str]) -> None:
+    for secret in secrets:
+        for spelling in detectable(secret):
+            for text in texts:
+                # An UTF-8 secret in a Latin-1 view of bytes: search its bytes' spelling too.
+                assert spelling not in text and spelling.encode().decode("latin-1") not in text, (secret, spelling)
+
+
+@pytest.mark.parametrize("kind", ECHO_KINDS)
+@pytest.mark.parametrize("media", BINARY_MEDIA)
+async def test_no_spelling_of_any_secret_reaches_the_model_in_a_binary_answer(media: str, kind: str) -> None:
+    async with FaultServer(spelling_echo) as server:
+        async with bridge_client(server.url + "/v1", catalogue=echo_catalogue(), environ=echo_environ()) as client:
+            with anyio.fail_after(10):
+                result = await client.call_tool(f"echo_{kind}", {"as": media})
+    sent = server.attempts[0]
+    assert any(secret in _sent_values(sent) for secret in every_secret())  # a secret really went upstream
+    assert not result.is_error
+    expected = {"image/png": "image", "audio/mpeg": "audio"}.get(media, "resource")
+    assert result.content[0].type == expected
+    assert "overwritten" in result_text(result)  # the note block: the data was changed, and why
+    assert_no_spelling(every_byte(result), every_secret())
+
+
+_SECRET_TEXT = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E) | st.sampled_from("é€😀 "), min_size=8)
+_NOISE = st.text(alphabet="aZ09fF%&#;xXu\\/+=-_ \"'é", max_size=10)
+
+
+@settings(max_examples=120, deadline=None)
+@given(secret=_SECRET_TEXT.filter(lambda s: s.strip() == s and "*" not in s), before=_NOISE, after=_NOISE)
+def test_no_spelling_of_a_random_secret_survives_redaction(secret: str, before: str, after: str) -> None:
+    scheme = SecurityScheme(type="apiKey", location="header", param_name="X-K", env=(EnvVar(role="value", name="K"),))
+    redact = Credentials({"k": scheme}, {"K": secret}).redact
+    for spelled in echo_spellings(secret):
+        text = before + spelled + after
+        assert_no_spelling([redact(text)], [secret])
+        masked, _ = redact.mask_bytes(text.encode())
+        assert_no_spelling([masked.decode("latin-1")], [secret])
+
+
+# ------------------------------------------------------- short secrets do not corrupt answers
+
+SHORT_ENV = {"HARDENING_KEY_API_KEY": "a", "HARDENING_QKEY_API_KEY": "tok"}
+
+
+def _short_credentials() -> Credentials:
+    return Credentials(hardening_catalogue().security_schemes, SHORT_ENV)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "a", "next_page_token": "tok", "items": ["a", "b"], "token_count": 2}',
+        "a cat and a dog; tokens: tok-ens, a.b, stock, a=1",
+        "<a href='/x'>a</a>",
+    ],
+)
+def test_short_secrets_leave_keys_and_words_alone(text: str) -> None:
+    assert _short_credentials().redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("X-API-Key: a\r\nAccept: */*", "X-API-Key: ***\r\nAccept: */*"),
+        ("GET /v1/items?api_key=tok&page=2", "GET /v1/items?api_key=***&page=2"),
+        ("next=%2Fitems%3Fapi_key%3Dtok%26page%3D2", "next=%2Fitems%3Fapi_key%3D***%26page%3D2"),
+        ('{"x-api-key": "a", "name": "a"}', '{"x-api-key": "***", "name": "a"}'),
+        ('[["X-API-Key", "a"], ["name", "a"]]', '[["X-API-Key", "***"], ["name", "a"]]'),
+        ("sent with Bearer tok.", "sent with Bearer ***."),
+        ("Authorization=Bearer%20tok", "Authorization=Bearer%20***"),
+    ],
+)
+def test_short_secrets_are_masked_in_credential_positions(text: str, expected: str) -> None:
+    assert _short_credentials().redact(text) == expected
+
+
+def test_a_short_secret_is_one_start_up_warning_naming_the_variable(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="bridge.credentials")
+    _short_credentials()
+    [record] = [r for r in caplog.records if r.name == "bridge.credentials"]
+    message = record.getMessage()
+    assert "HARDENING_KEY_API_KEY" in message and "HARDENING_QKEY_API_KEY" in message and "\n" not in message
+    assert "tok" not in message.replace("token", "")  # names, never values
+
+
+async def test_short_secrets_echoed_in_json_are_masked_and_the_data_is_intact() -> None:
+    def fault(attempt: Attempt) -> Fault:
+        return Fault.ok(
+            {"name": "a", "next_page_token": "tok", "tags": ["a"], "headers": attempt.headers, "target": attempt.target}
+        )
+
+    async with FaultServer(fault) as server:
+        async with bridge_client(server.url + "/v1", environ=SHORT_ENV) as client:
+            with anyio.fail_after(10):
+                result = await client.call_tool("getItem", {"id": "1"})
+    assert server.attempts[0].header("x-api-key") == "a"
+    data = result.structured_content
+    assert data is not None and not result.is_error
+    assert (data["name"], data["next_page_token"], data["tags"]) == ("a", "tok", ["a"])
+    assert ["X-API-Key", "***"] in data["headers"]
+    assert "api_key=***" in data["target"] and "tok" not in data["target"]
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["%41", "%2541", "&amp;", "&#x2F;", "\\\\/", "\\u0041", ": a, ", "Bearer tok ", "q/K3y+v=1&x:", "YWxpY2U6cGE6"],
+)
+def test_redaction_time_grows_linearly_with_hostile_text(unit: str) -> None:
+    """Every answer up to the response cap is redacted: no text shape may make it superlinear."""
+    redact = Credentials(echo_catalogue().security_schemes, {**echo_environ(), "ECHO_HKEY_API_KEY": "a"}).redact
+    small, big = unit * (64 * 1024 // len(unit)), unit * (256 * 1024 // len(unit))
+
+    def cpu(text: str) -> float:
+        started = time.process_time()
+        redact(text)
+        redact.mask_bytes(text.encode())
+        return time.process_time() - started
+
+    cpu(small)  # warm the caches
+    assert cpu(big) < 8 * max(cpu(small), 0.005)  # 4x the text: well under 8x the time
+
+
+def test_learning_fetched_tokens_stays_cheap() -> None:
+    """Each fetched OAuth2 token rebuilds the redactor on the event loop: it must stay quick even
+    with the 32 remembered JWT-sized tokens."""
+    redact = Credentials({}, {}).redact
+    tokens = [f"eyJ{n:04d}" + "x.Y-z_" * 150 for n in range(32)]
+    started = time.process_time()
+    redact.learn(tokens)
+    assert time.process_time() - started < 0.5
+    assert redact(f"got {tokens[7]}.") == "got ***."

@@ -1,0 +1,378 @@
+"""Redaction (P26): no spelling of a configured secret leaves the bridge, and answers stay intact.
+
+:class:`Redactor` is applied by the bridge to every text that may carry upstream data or request
+details (tool results, success bodies and binary bodies included, error messages, log records).
+It replaces with ``***``:
+
+- every **secret of at least** :data:`MIN_SECRET_LENGTH` characters, wherever it appears, in any
+  of its spellings: raw; percent-encoded (either hex case, double-encoded too, UTF-8 or Latin-1
+  bytes); JSON/JavaScript-escaped (``\\/``, ``\\uXXXX``, ``\\xXX``, nested escaping); HTML
+  entities (``&#47;``, ``&#x2F;``, ``&sol;``, ``&amp;#47;``); any mix of those; UTF-8 read as
+  Latin-1; and the base64 and base64url of the secret, also inside a longer base64 text (at each
+  of the three byte alignments the secret's own characters are recognised, minus the edge
+  characters they share with their neighbours);
+- a **shorter secret** only in a known credential position: after ``Bearer``/``Basic``/the
+  scheme's word, after a credential name (the scheme's own header, query or cookie name,
+  :data:`CREDENTIAL_HEADERS`, :data:`TOKEN_QUERY_PARAMS`) and ``:``/``=``, or as the value of such
+  a JSON member or header pair (:meth:`Redactor.member`). Masked everywhere, ``API_KEY=a`` would
+  turn ``{"name": ...}`` into ``{"n***me": ...}``; such a secret is a configuration problem,
+  reported once at start-up (by :class:`~bridge.credentials.Credentials`);
+- whatever the values, the structural spellings of credentials (:func:`scrub`).
+
+Cost is linear in the text: escapes are decoded into one canonical text (only when the text has
+an escape character at all, see :mod:`bridge.spellings`) and every form is a plain substring
+search in C.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from bridge.spellings import (
+    DEEP,
+    ESCAPE_CHARS,
+    FAMILIES,
+    NESTED,
+    ONCE,
+    Canonical,
+    canonical_forms,
+    decoded_text,
+    has_escapes,
+    short_spellings,
+)
+
+__all__ = [
+    "CREDENTIAL_HEADERS",
+    "MIN_SECRET_LENGTH",
+    "TOKEN_QUERY_PARAMS",
+    "Redactor",
+    "scrub",
+]
+
+MIN_SECRET_LENGTH = 8
+"""Shorter secrets are masked only in credential positions: a 1-7 character value is too likely to
+be part of ordinary words and keys (and a real API key, token or password is longer)."""
+MASK = "***"
+
+TOKEN_QUERY_PARAMS: tuple[str, ...] = (
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "token",
+    "auth",
+    "api_key",
+    "apikey",
+    "api-key",
+    "key",
+    "sig",
+    "signature",
+    "secret",
+    "client_secret",
+    "password",
+    "passwd",
+    "session",
+    "x-amz-signature",
+    "x-amz-credential",
+    "x-amz-security-token",
+    "x-goog-signature",
+    "x-goog-credential",
+)
+"""Query parameter names whose values :func:`scrub` hides in any URL (case-insensitive)."""
+CREDENTIAL_HEADERS: tuple[str, ...] = ("authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key")
+"""Header names whose values :func:`scrub` hides in header-like lines and JSON members."""
+
+_NAMES = "|".join(re.escape(n) for n in CREDENTIAL_HEADERS)
+_SCRUBS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # scheme://user:password@host  ->  scheme://***@host
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,20}://)[^\s/?#@\"'<>]+@"), r"\1***@"),
+    # ?access_token=…&sig=…  ->  ?access_token=***&sig=***
+    (
+        re.compile(r"(?i)([?&;](?:" + "|".join(re.escape(n) for n in TOKEN_QUERY_PARAMS) + r")=)[^&;#\s\"'<>]+"),
+        r"\1***",
+    ),
+    # "Authorization": "…"  (JSON members, any case; escaped quotes inside the value included)
+    (re.compile(r'(?i)("(?:' + _NAMES + r')"\s*:\s*)"(?:[^"\\]|\\.)*"'), r'\1"***"'),
+    # 'Authorization': '…'  (Python reprs of header dicts)
+    (re.compile(r"(?i)('(?:" + _NAMES + r")'\s*:\s*)'(?:[^'\\]|\\.)*'"), r"\1'***'"),
+    # Authorization: …  (a header line, up to its end)
+    (re.compile(r"(?im)^([ \t]*(?:" + _NAMES + r")[ \t]*:[ \t]*)[^\r\n]+"), r"\1***"),
+    # Bearer eyJhbGciOi…  (long enough not to be a word)
+    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9\-._~+/]{16,}=*"), r"\1***"),
+)
+# Every pattern above needs one of these literals (same flags): "@", "=", a credential header name
+# (each contains one of the three names below) or "bearer". Most strings in a JSON result have
+# none, and one search is cheaper than six substitutions.
+_SCRUB_HINT = re.compile(r"(?i)@|=|bearer|authorization|cookie|x-api-key")
+
+
+def scrub(text: str) -> str:
+    """``text`` with structural credential spellings replaced by ``***`` (values not needed).
+
+    Covers URL userinfo, token-like query parameters (:data:`TOKEN_QUERY_PARAMS`), credential
+    header lines and JSON members (:data:`CREDENTIAL_HEADERS`) and long ``Bearer`` tokens.
+    """
+    if _SCRUB_HINT.search(text) is None:
+        return text
+    for pattern, replacement in _SCRUBS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+# ------------------------------------------------------------------------------- the redactor
+
+_SCHEME_WORDS = ("bearer", "basic", "token", "digest")
+_VALUE_END = r"(?![A-Za-z0-9_~+/-]|[.=][A-Za-z0-9])"
+# What precedes a value in a credential position, read backwards from the value: `name: `,
+# `name=`, `"name": "`, `["name", "`, `name%3D`; or `Bearer ` (and the other scheme words).
+_NAME_BEFORE = re.compile(
+    r"(?:[\"']\\*)?[ \t]*(?:[:=]|[aAdD]3%|,(?=\\*[\"']))[ \t]*(?:[\"']\\*)?([A-Za-z0-9_.-]{1,64})(?![A-Za-z0-9_-])"
+)
+_WORD_BEFORE = re.compile(r"(?:[ \t]|02%|\+)+([A-Za-z]{1,16})(?![A-Za-z0-9_-])")
+
+
+class Redactor:
+    """Masks every spelling of the registered secrets (see the module docstring) and scrubs.
+
+    Callable as ``redactor(text)``; mutable (:meth:`learn`) so that every holder of it sees
+    secrets learnt later (fetched OAuth2 tokens).
+    """
+
+    def __init__(
+        self,
+        secrets: Iterable[str] = (),
+        *,
+        names: Iterable[str] = (),
+        header_names: Iterable[str] = (),
+        scheme_words: Iterable[str] = (),
+    ) -> None:
+        self._secrets: dict[str, None] = {}
+        self._learnt: tuple[str, ...] = ()
+        self._header_names = frozenset(n.lower() for n in (*CREDENTIAL_HEADERS, *header_names))
+        self._names = self._header_names | frozenset(n.lower() for n in (*TOKEN_QUERY_PARAMS, *names))
+        self._words = tuple(dict.fromkeys(w.lower() for w in (*_SCHEME_WORDS, *scheme_words) if w))
+        self._long: tuple[str, ...] = ()
+        self._tails: tuple[tuple[str, str], ...] = ()
+        self._any_long: re.Pattern[str] | None = None
+        self._any_tail: re.Pattern[str] | None = None
+        self._escaped = False
+        self._candidates: re.Pattern[str] | None = None
+        self._value: re.Pattern[str] | None = None
+        for secret in secrets:
+            self._secrets.setdefault(secret)
+        self._rebuild()
+
+    def learn(self, tokens: Iterable[str]) -> None:
+        """Mask these (fetched) tokens from now on, instead of the ones learnt before."""
+        self._learnt = tuple(t for t in tokens if t)
+        self._rebuild()
+
+    @property
+    def has_secrets(self) -> bool:
+        return bool(self._secrets or self._learnt)
+
+    def _rebuild(self) -> None:
+        long_forms: set[str] = set()
+        short: set[str] = set()
+        for secret in (*self._secrets, *self._learnt):
+            if not secret:
+                continue
+            if len(secret) >= MIN_SECRET_LENGTH:
+                long_forms |= canonical_forms(secret)
+            else:
+                short |= short_spellings(secret)
+        self._long = tuple(sorted(long_forms, key=len, reverse=True))
+        self._tails = tuple(
+            (form[j:], form[:j])
+            for form in self._long
+            for j in range(1, min(_SWALLOWED, len(form) - 4) + 1)
+            if _SWALLOWABLE.fullmatch(form[:j])
+        )
+        # One C-level search says whether any form (or tail) is there at all: most strings of a
+        # JSON answer are short and hold none, and a loop of str.find per form costs more. It
+        # looks for their first characters only, which keeps the pattern small however long the
+        # secrets (fetched JWTs) are.
+        self._any_long = _any_of(form[:_KEY] for form in self._long)
+        self._any_tail = _any_of(tail[:_KEY] for tail, _ in self._tails)
+        self._escaped = any(ESCAPE_CHARS.search(secret) for secret in (*self._secrets, *self._learnt))
+        if not short:
+            self._candidates = self._value = None
+            return
+        values = "|".join(re.escape(s) for s in sorted(short, key=len, reverse=True))
+        words = "|".join(re.escape(w) for w in self._words)
+        # A short value right after a separator; what comes before it is checked by _positioned.
+        self._candidates = re.compile(r"(?:(?<=[:=,\s+\"'])|(?<=%3[aAdD])|(?<=%20))(?:" + values + ")" + _VALUE_END)
+        self._value = re.compile(r"(?i:(?:" + words + r")(?:[ \t]|%20|\+)+)?(?:" + values + ")")
+
+    def _position_spans(self, text: str) -> list[tuple[int, int]]:
+        if self._candidates is None or self._candidates.search(text) is None:
+            return []
+        return [m.span() for m in self._candidates.finditer(text) if self._positioned(text, m.start())]
+
+    def _positioned(self, text: str, at: int) -> bool:
+        """A credential name and separator, or a scheme word, ends at ``at``."""
+        before = text[max(0, at - 96) : at][::-1]  # read backwards: regexes anchor at its start
+        named = _NAME_BEFORE.match(before)
+        if named is not None:
+            name = named.group(1)[::-1].lower()
+            rest = before[named.end() :]
+            if name in self._names or (rest.startswith("%") and name[:2] in ("26", "3f") and name[2:] in self._names):
+                return True
+        worded = _WORD_BEFORE.match(before)
+        return worded is not None and worded.group(1)[::-1].lower() in self._words
+
+    # ------------------------------------------------------------------------------ masking
+
+    def __call__(self, text: str) -> str:
+        """``text`` with every spelling of the secrets and every structural credential masked."""
+        if not text:
+            return text
+        spans = self._spans(text)
+        if spans:
+            pieces: list[str] = []
+            at = 0
+            for start, end in _merge(spans):
+                pieces.append(text[at:start])
+                pieces.append(MASK)
+                at = end
+            pieces.append(text[at:])
+            text = "".join(pieces)
+        return scrub(text)
+
+    def member(self, name: str, value: str) -> str:
+        """The value of a JSON member or header pair ``name: value``, redacted.
+
+        A credential header's value is masked whatever it is; a short secret is masked when it is
+        the whole value of a credential-named member (optionally after ``Bearer`` and the like).
+        """
+        key = name.strip().lower()
+        if key in self._header_names:
+            return MASK if value else value
+        value = self(value)
+        if key in self._names and self._value is not None and self._value.fullmatch(value.strip()):
+            return MASK
+        return value
+
+    def mask_bytes(self, data: bytes) -> tuple[bytes, int]:
+        """``data`` with every secret spelling in it overwritten by ``*`` (same length, so binary
+        formats keep their offsets), and how many places were masked. The bytes are read as
+        Latin-1 (1:1) and as UTF-8 (a UTF-8 secret next to escaped text)."""
+        latin = data.decode("latin-1")
+        spans = self._spans(latin)
+        for pattern, _ in _SCRUBS:
+            spans.extend((m.end(1), m.end(0)) for m in pattern.finditer(latin))
+        if not data.isascii():
+            utf8 = data.decode("utf-8", "surrogateescape")
+            spans.extend(_byte_spans(utf8, self._spans(utf8)))
+        merged = _merge(spans)
+        if not merged:
+            return data, 0
+        out = bytearray(data)
+        for start, end in merged:
+            out[start:end] = b"*" * (end - start)
+        return bytes(out), len(merged)
+
+    def _spans(self, text: str) -> list[tuple[int, int]]:
+        return [*self._long_spans(text), *self._position_spans(text)]
+
+    def _long_spans(self, text: str) -> list[tuple[int, int]]:
+        if self._any_long is None:
+            return []
+        spans = _find_all(text, self._long) if self._any_long.search(text) else []
+        if ESCAPE_CHARS.search(text) is None:
+            return spans
+        # Escapes decoded once, and all the way at once (one character escaped deeper). When a
+        # secret itself looks escaped: also twice and three times (nested encoders), and one
+        # family at a time. Readings that decode to a text already searched are skipped.
+        readings = [(ONCE, _DECODE_ROUNDS if self._escaped else 1)]
+        if self._escaped:
+            readings += [(family, 1) for family in FAMILIES]
+        if NESTED.search(text):
+            readings.append((DEEP, 1))
+        seen: set[str] = {text}
+        once: str | None = None
+        for reading, rounds in readings:
+            chain: list[Canonical] = []
+            current = text
+            for _ in range(rounds):
+                if not has_escapes(current, reading):
+                    break
+                decoded = decoded_text(current, reading)
+                if once is None:
+                    once = decoded
+                if decoded in seen:
+                    break
+                seen.add(decoded)
+                if self._any_long.search(decoded):
+                    while len(chain) < rounds and (not chain or chain[-1].text != decoded):
+                        chain.append(Canonical(chain[-1].text if chain else text, reading))
+                    spans.extend(_through(chain, s, e) for s, e in _find_all(decoded, self._long))
+                current = decoded
+        if once is not None and self._any_tail is not None and self._any_tail.search(once):
+            spans.extend(self._swallowed(text))
+        return spans
+
+    def _swallowed(self, text: str) -> list[tuple[int, int]]:
+        """Spellings whose first characters an escape before them swallowed: ``%`` then
+        ``00ab%3A`` reads as ``%00`` then ``ab:``. Found as the rest of a form, right after a token
+        that ends with the form's first characters."""
+        canonical = Canonical(text)
+        spans: list[tuple[int, int]] = []
+        for tail, head in self._tails:
+            for s, e in _find_all(canonical.text, [tail]):
+                start, end = canonical.original(s, e)
+                if text.endswith(head, 0, start):
+                    spans.append((start - len(head), end))
+        return spans
+
+
+_DECODE_ROUNDS = 3
+_KEY = 12
+_SWALLOWED = 8  # the most characters an escape takes after its introducer: &#x + 6 hex digits + ;
+_SWALLOWABLE = re.compile(r"[0-9A-Za-z;]+")
+
+
+def _through(chain: Sequence[Canonical], start: int, end: int) -> tuple[int, int]:
+    """A span of the last reading in ``chain``, in the original text."""
+    for canonical in reversed(chain):
+        start, end = canonical.original(start, end)
+    return start, end
+
+
+def _any_of(literals: Iterable[str]) -> re.Pattern[str] | None:
+    ordered = sorted(set(literals), key=len, reverse=True)
+    return re.compile("|".join(re.escape(literal) for literal in ordered)) if ordered else None
+
+
+def _find_all(text: str, forms: Sequence[str]) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    for form in forms:
+        at = text.find(form)
+        while at >= 0:
+            spans.append((at, at + len(form)))
+            at = text.find(form, at + 1)
+    return spans
+
+
+def _byte_spans(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Character spans of ``text`` (decoded UTF-8, surrogateescape) as spans of its bytes."""
+    offsets = sorted({o for span in spans for o in span})
+    at_byte: dict[int, int] = {}
+    done = length = 0
+    for offset in offsets:  # one walk over the text, however many spans
+        length += len(text[done:offset].encode("utf-8", "surrogateescape"))
+        at_byte[offset] = length
+        done = offset
+    return [(at_byte[s], at_byte[e]) for s, e in spans]
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if end <= start:
+            continue
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
