@@ -81,8 +81,12 @@ async def test_http_and_hand_written_tools_check_outputs_alike(
             value = await tool.run({}, ToolContext(tool_name=tool.name))
         result = to_call_result(value, output_schema=schema, tool_name=tool.name, structured_verified=True)
         assert isinstance(result, mcp_types.CallToolResult)
-        assert result.is_error is not ok
+        # Same verdict; an upstream answer that misses the schema still reaches the model (as text,
+        # with a note), not as an error: the API did answer, and a retry could repeat a write.
+        assert result.is_error is False
         assert (result.structured_content == answer) is ok
+        if not ok:
+            assert result.structured_content is not None and "_truncated" in result.structured_content
         # a hand-written tool returning the same value
         if ok:
             assert to_call_result(answer, output_schema=schema, tool_name="t").structured_content == answer
