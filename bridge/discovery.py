@@ -1,7 +1,8 @@
 """Discovery mode: three tools in front of every operation, for APIs too big to list.
 
-``search_operations`` ranks operations by the query's words in their name, summary, tags, path
-and description and returns names, one-line summaries and annotations; ``describe_operation``
+``search_operations`` ranks operations for the query (:class:`bridge.search.SearchIndex`: BM25 over
+name, summary, path, tags and the description's first sentence; deprecated ones last) and returns
+names, one-line summaries and annotations; ``describe_operation``
 gives one operation's input schema, output schema and annotations; ``call_operation`` runs one
 with arguments validated exactly as the operation's own tool would validate them
 (:class:`~bridge.validation.ArgumentValidator` over the same schemas), and returns that tool's
