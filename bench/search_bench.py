@@ -50,6 +50,7 @@ is regenerated, the rest is hand-written.
 class Query:
     text: str
     expect: tuple[str, ...]
+    held_out: bool = False
 
 
 def _spec_path(spec: str, github_spec: Path | None) -> Path:
@@ -101,7 +102,7 @@ def measure_api(name: str, catalogue: Catalogue, queries: Sequence[Query], runs:
     indexes = {label: build() for label, build in rankers.items()}
     positions: dict[str, list[int | None]] = {label: [] for label in rankers}
     for query in queries:
-        row: list[Any] = [query.text, " / ".join(query.expect)]
+        row: list[Any] = [query.text + (" (held out)" if query.held_out else ""), " / ".join(query.expect)]
         for label, index in indexes.items():
             ranked = index.rank(query.text, DEPTH)
             position = _position(ranked, query.expect)
@@ -109,20 +110,26 @@ def measure_api(name: str, catalogue: Catalogue, queries: Sequence[Query], runs:
             row += [position if position is not None else "-", ranked[0] if ranked else ""]
         out["rows"].append(row)
     for label, index in indexes.items():
-        found = positions[label]
         per_query = [
             _median_ms(lambda q=q, index=index: index.rank(q.text, 10), runs)  # type: ignore[misc]
             for q in queries
         ]
-        out["summary"][label] = {
-            "top1": sum(p == 1 for p in found),
-            "top3": sum(p is not None and p <= TOP for p in found),
-            "top10": sum(p is not None and p <= 10 for p in found),
-            "mrr": statistics.fmean(1 / p if p else 0.0 for p in found),
+        timing = {
             "build_ms": _median_ms(rankers[label], runs),
             "query_ms": statistics.median(per_query),
             "query_ms_max": max(per_query),
         }
+        for subset in ("tuned", "held out"):
+            found = [p for p, q in zip(positions[label], queries, strict=True) if q.held_out == (subset == "held out")]
+            if found:
+                out["summary"][label, subset] = {
+                    "count": len(found),
+                    "top1": sum(p == 1 for p in found),
+                    "top3": sum(p is not None and p <= TOP for p in found),
+                    "top10": sum(p is not None and p <= 10 for p in found),
+                    "mrr": statistics.fmean(1 / p if p else 0.0 for p in found),
+                    **timing,
+                }
     return out
 
 
@@ -130,12 +137,12 @@ def report(results: Sequence[dict[str, Any]], runs: int) -> str:
     parts = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine_info()}."]
     rows = []
     for api in results:
-        count = len(api["rows"])
-        for label in ("old", "new"):
-            s = api["summary"][label]
+        for (label, subset), s in sorted(api["summary"].items(), key=lambda item: (item[0][1], item[0][0] == "new")):
+            count = s["count"]
             rows.append(
                 [
                     f"{api['name']} ({api['operations']} ops)",
+                    f"{subset}: {count}",
                     label,
                     f"{s['top1']}/{count} ({s['top1'] / count:.0%})",
                     f"**{s['top3']}/{count} ({s['top3'] / count:.0%})**",
@@ -148,9 +155,9 @@ def report(results: Sequence[dict[str, Any]], runs: int) -> str:
     parts.append(
         f"### Expected operation found (old: before bridge/search.py; new: `SearchIndex`; medians of {runs} runs)\n\n"
         + md_table(
-            ["API", "ranking", "top 1", "top 3", "top 10", "MRR", "build ms", "query ms (median / worst)"],
+            ["API", "queries", "ranking", "top 1", "top 3", "top 10", "MRR", "build ms", "query ms (median / worst)"],
             rows,
-            "llrrrrrr",
+            "lllrrrrrr",
         )
     )
     for api in results:
@@ -170,8 +177,9 @@ def main() -> None:
     results = []
     for name, api in config["apis"].items():
         queries = [
-            Query(q["query"], tuple(q["expect"]) if isinstance(q["expect"], list) else (q["expect"],))
-            for q in api["queries"]
+            Query(q["query"], tuple(q["expect"]) if isinstance(q["expect"], list) else (q["expect"],), held_out)
+            for held_out, key in ((False, "queries"), (True, "held_out"))
+            for q in api.get(key, [])
         ]
         catalogue = _catalogue(_spec_path(api["spec"], options.github_spec))
         results.append(measure_api(name, catalogue, queries, options.runs))

@@ -315,6 +315,7 @@ class SearchIndex:
 
     def _scores(self, terms: Sequence[str]) -> dict[int, float]:
         total: dict[int, float] = defaultdict(float)
+        matched: dict[int, int] = defaultdict(int)
         for term in terms:
             # A query word counts once per entry: through its best-scoring spelling.
             best: dict[int, float] = {}
@@ -333,7 +334,11 @@ class SearchIndex:
                         best[position] = value
             for position, value in best.items():
                 total[position] += value
-        return total
+                matched[position] += 1
+        # Lucene's coordination factor: an entry that answers every word of the query beats one
+        # that answers some of them very well (a summary "Create a pull request" for "open a pull
+        # request", over "Request reviewers for a pull request").
+        return {position: value * matched[position] / len(terms) for position, value in total.items()}
 
     def rank(self, query: str, limit: int = 10, allowed: Callable[[str], bool] | None = None) -> list[str]:
         """The names of at most ``limit`` entries that ``allowed`` admits (all when None), best first.
