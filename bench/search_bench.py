@@ -98,7 +98,7 @@ def measure_api(name: str, catalogue: Catalogue, queries: Sequence[Query], runs:
         "old": lambda: BaselineIndex(catalogue.tools),
         "new": lambda: SearchIndex(catalogue.tools),
     }
-    out: dict[str, Any] = {"name": name, "operations": len(catalogue.tools), "rows": [], "summary": {}}
+    out: dict[str, Any] = {"name": name, "operations": len(catalogue.tools), "rows": [], "summary": {}, "cost": {}}
     indexes = {label: build() for label, build in rankers.items()}
     positions: dict[str, list[int | None]] = {label: [] for label in rankers}
     for query in queries:
@@ -109,56 +109,64 @@ def measure_api(name: str, catalogue: Catalogue, queries: Sequence[Query], runs:
             positions[label].append(position)
             row += [position if position is not None else "-", ranked[0] if ranked else ""]
         out["rows"].append(row)
+    subsets = {"tuned": [not q.held_out for q in queries], "held out": [q.held_out for q in queries]}
+    subsets["all"] = [True] * len(queries)
     for label, index in indexes.items():
         per_query = [
             _median_ms(lambda q=q, index=index: index.rank(q.text, 10), runs)  # type: ignore[misc]
             for q in queries
         ]
-        timing = {
+        out["cost"][label] = {
             "build_ms": _median_ms(rankers[label], runs),
             "query_ms": statistics.median(per_query),
             "query_ms_max": max(per_query),
         }
-        for subset in ("tuned", "held out"):
-            found = [p for p, q in zip(positions[label], queries, strict=True) if q.held_out == (subset == "held out")]
+        for subset, chosen in subsets.items():
+            found = [p for p, keep in zip(positions[label], chosen, strict=True) if keep]
             if found:
-                out["summary"][label, subset] = {
+                out["summary"][subset, label] = {
                     "count": len(found),
                     "top1": sum(p == 1 for p in found),
                     "top3": sum(p is not None and p <= TOP for p in found),
                     "top10": sum(p is not None and p <= 10 for p in found),
                     "mrr": statistics.fmean(1 / p if p else 0.0 for p in found),
-                    **timing,
                 }
     return out
 
 
+def _share(hits: int, count: int) -> str:
+    return f"{hits}/{count} ({hits / count:.0%})"
+
+
 def report(results: Sequence[dict[str, Any]], runs: int) -> str:
     parts = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine_info()}."]
-    rows = []
+    found_rows = []
+    cost_rows = []
     for api in results:
-        for (label, subset), s in sorted(api["summary"].items(), key=lambda item: (item[0][1], item[0][0] == "new")):
+        title = f"{api['name']} ({api['operations']} ops)"
+        for (subset, label), s in api["summary"].items():
             count = s["count"]
-            rows.append(
+            top3 = _share(s["top3"], count)
+            found_rows.append(
                 [
-                    f"{api['name']} ({api['operations']} ops)",
-                    f"{subset}: {count}",
+                    title,
+                    f"{subset} ({count})",
                     label,
-                    f"{s['top1']}/{count} ({s['top1'] / count:.0%})",
-                    f"**{s['top3']}/{count} ({s['top3'] / count:.0%})**",
-                    f"{s['top10']}/{count} ({s['top10'] / count:.0%})",
+                    _share(s["top1"], count),
+                    f"**{top3}**" if subset == "all" else top3,
+                    _share(s["top10"], count),
                     f"{s['mrr']:.2f}",
-                    f"{s['build_ms']:.0f}",
-                    f"{s['query_ms']:.2f} / {s['query_ms_max']:.2f}",
                 ]
             )
+        for label, c in api["cost"].items():
+            cost_rows.append([title, label, f"{c['build_ms']:.0f}", f"{c['query_ms']:.2f}", f"{c['query_ms_max']:.2f}"])
     parts.append(
-        f"### Expected operation found (old: before bridge/search.py; new: `SearchIndex`; medians of {runs} runs)\n\n"
-        + md_table(
-            ["API", "queries", "ranking", "top 1", "top 3", "top 10", "MRR", "build ms", "query ms (median / worst)"],
-            rows,
-            "lllrrrrrr",
-        )
+        "### Expected operation found (old: the ranking before bridge/search.py; new: `SearchIndex`)\n\n"
+        + md_table(["API", "queries", "ranking", "top 1", "top 3", "top 10", "MRR"], found_rows, "lllrrrr")
+    )
+    parts.append(
+        f"### Cost (ms, medians of {runs} runs; query: `rank(query, 10)` over this API's queries)\n\n"
+        + md_table(["API", "ranking", "build", "query median", "query worst"], cost_rows, "llrrr")
     )
     for api in results:
         parts.append(

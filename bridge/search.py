@@ -267,13 +267,15 @@ class SearchIndex:
             if entry.operation:
                 self._exact[_normal(entry.operation)].append(position)
         columns: dict[str, list[list[str]]] = {field: [] for field in FIELD_WEIGHTS}
-        postings: dict[str, set[int]] = defaultdict(set)
+        postings: dict[str, list[int]] = defaultdict(list)
         for position, entry in enumerate(self._entries):
             for field, found in _fields(entry).items():
                 columns[field].append(found)
                 for word in found:
-                    postings[word].add(position)
-        self._postings = {word: tuple(sorted(held)) for word, held in postings.items()}
+                    held = postings[word]
+                    if not held or held[-1] != position:  # positions arrive in order: no sorting
+                        held.append(position)
+        self._postings = dict(postings)
         # Imported here: numpy comes with it, and serving in tools mode never searches.
         from rank_bm25 import BM25Plus
 
@@ -320,7 +322,7 @@ class SearchIndex:
             # A query word counts once per entry: through its best-scoring spelling.
             best: dict[int, float] = {}
             for word, weight in self._expansions(term, terms):
-                held = list(self._postings.get(word, ()))
+                held = self._postings.get(word, [])
                 if not held:
                     continue
                 summed = [0.0] * len(held)
