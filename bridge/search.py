@@ -1,28 +1,34 @@
 """Which operations a query means: a BM25 index over operations, built once, ranked per query.
 
 ``SearchIndex(entries).rank(query, limit, allowed)`` is the whole interface (discovery's
-``search_operations`` and code mode use it). Ranking, in order:
+``search_operations`` and code mode use it): the names of at most ``limit`` entries that
+``allowed(name)`` admits, best first. Ranking, in order:
 
 1. An exact tool name or ``METHOD /path`` (case and spacing aside) comes first.
-2. Every other entry that shares a word with the query, by BM25 summed over weighted fields:
-   the tool name (split at case changes and separators: ``listCoreV1NamespacedPod`` is
-   ``list core v1 namespaced pod``), the summary, the path (split at ``/`` and braces), the
-   tags and the description's first sentence. Words are lower-cased and lightly stemmed, so
-   ``pods``/``pod`` and ``namespaced``/``namespace`` meet; a query word also matches, at a
-   discount, the few longest-standing words it begins (``repo`` -> ``repository``) and a short
-   table of API verbs and abbreviations (``remove`` -> ``delete``, ``org`` -> ``organization``).
+2. Every other entry that shares a word with the query, by BM25 summed over weighted fields
+   (``FIELD_WEIGHTS``): the tool name (split at case changes and separators:
+   ``listCoreV1NamespacedPod`` is ``list core v1 namespaced pod``), the summary, the path (split
+   at ``/`` and braces), the tags and the description's first sentence; times the share of the
+   query's words the entry answers (Lucene's coordination factor). Words are lower-cased and
+   lightly stemmed (``pods``/``pod``, ``namespaced``/``namespace`` meet), words of one meaning
+   are spelt alike (``repository`` is ``repo``, ``read`` is ``get``), and a query word also
+   matches, at a discount, a short table of near-synonyms (``remove`` -> ``delete``) and the few
+   most common longer words it begins (``deploy`` -> ``deployment``).
 3. A deprecated operation (OpenAPI ``deprecated: true``, or a description sentence that starts
    with "deprecated", Kubernetes' convention) has its score cut to ``DEPRECATED_FACTOR``: it
    ranks below its replacement, which shares its words, unless it is asked for by name.
+
+A blank query lists every entry in the order given. ``rank`` never raises, whatever the string.
 
 Cost: building is linear in the catalogue's text. A query is cut to ``MAX_QUERY_CHARS`` and
 ``MAX_TERMS`` distinct words, each expanded to at most ``MAX_EXPANSIONS`` other words, so one
 query scores a bounded number of (word, field) pairs, each over the entries holding that word.
 No regular expression is built from the query; the fixed ones here run in linear time.
 
-The scoring is ``rank_bm25.BM25Plus`` with ``delta=0``: BM25 with the ``log((N + 1) / n)`` idf,
-which stays positive, unlike ``BM25Okapi``'s, which is zero for a word in exactly half of a small
-catalogue's operations and would make that word count for nothing.
+The scoring is ``rank_bm25.BM25Plus`` with ``delta=0`` (rank-bm25 over bm25s: one module over
+numpy, where bm25s also brings scipy): BM25 with the ``log((N + 1) / n)`` idf, which stays
+positive, unlike ``BM25Okapi``'s, which is zero for a word in exactly half of a small catalogue's
+operations and would make that word count for nothing.
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ __all__ = [
     "MAX_TERMS",
     "SearchEntry",
     "SearchIndex",
+    "says_deprecated",
+    "stem",
     "words",
 ]
 
@@ -197,10 +205,14 @@ def first_sentence(text: str) -> str:
 _DEPRECATED_PREFIX = "[deprecated]"
 
 
+# "Deprecated" opening a sentence and closed by punctuation: "... of Pod. deprecated: use the 'watch'
+# parameter" (Kubernetes), "[Deprecated] ..." (the generator's prefix); not "Deprecated fields are ...".
+_SAYS_DEPRECATED = re.compile(r"(?:^|[.!]\s+|\n[ \t]*)\[?deprecated\]?(?:[:.!,)\]—-]|\s+-|$)")
+
+
 def says_deprecated(description: str) -> bool:
-    """Kubernetes and others say it in words: "... of Pod. deprecated: use the 'watch' parameter"."""
-    head = description[:2000].casefold()
-    return head.startswith(("deprecated", _DEPRECATED_PREFIX)) or ". deprecated" in head or "\ndeprecated" in head
+    """Whether the description (its first 2000 characters: the catalogue's, never the query) says so."""
+    return _SAYS_DEPRECATED.search(description[:2000].casefold()) is not None
 
 
 def _normal(text: str) -> str:

@@ -181,3 +181,17 @@ def test_every_golden_operation_is_found_first_by_its_name_and_its_operation(nam
     for entry in catalogue.tools:
         assert index.rank(entry.name, 1) == [entry.name]
         assert index.rank(entry.operation, 1)[0] in {e.name for e in catalogue.tools if e.operation == entry.operation}
+
+
+@pytest.mark.parametrize(
+    ("description", "deprecated"),
+    [
+        ("watch individual changes to a list of Pod" + WATCH_NOTE, True),
+        ("[Deprecated] An old operation", True),
+        ("Lists teams. Deprecated - use the organization endpoint.", True),
+        ("Deprecated fields are kept for old clients.", False),
+        ("Lists pods; the response is not deprecated: see below.", False),
+    ],
+)
+def test_a_description_says_deprecated_only_when_a_sentence_opens_with_it(description: str, deprecated: bool) -> None:
+    assert says_deprecated(description) is deprecated
