@@ -85,7 +85,7 @@ class Discovery:
         self._validator = ArgumentValidator(registry, max_argument_bytes=0)
         self._shared = dict(shared_arguments or {})
         tags = tags or {}
-        deprecated = deprecated or ()
+        deprecated = frozenset(deprecated or ())  # one lookup per tool: linear build
         self._docs: list[_Doc] = []
         for tool in registry:
             operation = (tool.meta or {}).get(OPERATION_META_KEY)
