@@ -205,6 +205,8 @@ class ToolEntry:
     annotations: ToolAnnotationsSpec
     binding: HttpBinding
     tags: tuple[str, ...] = ()  # the operation's tags (discovery search)
+    # OpenAPI `deprecated: true`: search ranks the operation below its replacements (bridge/search.py).
+    deprecated: bool = False
 
     @property
     def operation(self) -> str:

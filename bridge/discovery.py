@@ -1,7 +1,8 @@
 """Discovery mode: three tools in front of every operation, for APIs too big to list.
 
-``search_operations`` ranks operations by the query's words in their name, summary, tags, path
-and description and returns names, one-line summaries and annotations; ``describe_operation``
+``search_operations`` ranks operations for the query (:class:`bridge.search.SearchIndex`: BM25 over
+name, summary, path, tags and the description's first sentence; deprecated ones last) and returns
+names, one-line summaries and annotations; ``describe_operation``
 gives one operation's input schema, output schema and annotations; ``call_operation`` runs one
 with arguments validated exactly as the operation's own tool would validate them
 (:class:`~bridge.validation.ArgumentValidator` over the same schemas), and returns that tool's
@@ -15,10 +16,7 @@ behind it taken together (with one writing operation, it is not read-only).
 
 from __future__ import annotations
 
-import math
-import re
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +26,7 @@ from bridge.binding import OPERATION_META_KEY, Catalogue
 from bridge.errors import ToolError
 from bridge.invoke import invoke
 from bridge.scopes import allows, caller_scopes, missing
+from bridge.search import SearchEntry, SearchIndex
 from bridge.tools import Tool, ToolContext, ToolRegistry
 from bridge.validation import ArgumentValidator
 
@@ -48,27 +47,8 @@ DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
 SUMMARY_CHARS = 120
 
-# Field weights: a word in the name or summary says more than one deep in the description.
-_WEIGHTS = {"name": 3.0, "summary": 2.0, "tags": 2.0, "path": 1.5, "description": 1.0}
-_PREFIX_FACTOR = 0.5
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_WORD = re.compile(r"[a-z0-9]+")
-
 _READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
 _HINT_DEFAULTS = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True}
-
-
-def _stem(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-def words(text: str) -> list[str]:
-    """Lower-case, stemmed words of ``text``; camelCase, snake_case and paths are split."""
-    return [_stem(w) for w in _WORD.findall(_CAMEL.sub(" ", text).lower())]
 
 
 def _summary(tool: Tool) -> str:
@@ -86,7 +66,6 @@ def _hints(annotations: Mapping[str, Any] | None) -> dict[str, bool]:
 class _Doc:
     tool: Tool
     operation: str | None
-    fields: dict[str, frozenset[str]]
 
 
 class Discovery:
@@ -99,68 +78,44 @@ class Discovery:
         *,
         tags: Mapping[str, Sequence[str]] | None = None,
         shared_arguments: Mapping[str, str] | None = None,
+        deprecated: Collection[str] | None = None,
     ) -> None:
         self._registry = registry
         # No size cap here: call_operation's own arguments (these ones included) were capped by the server.
         self._validator = ArgumentValidator(registry, max_argument_bytes=0)
         self._shared = dict(shared_arguments or {})
         tags = tags or {}
+        deprecated = frozenset(deprecated or ())  # one lookup per tool: linear build
         self._docs: list[_Doc] = []
         for tool in registry:
-            meta = tool.meta or {}
-            operation = meta.get(OPERATION_META_KEY)
-            operation = operation if isinstance(operation, str) else None
-            self._docs.append(
-                _Doc(
-                    tool,
-                    operation,
-                    {
-                        "name": frozenset(words(tool.name)),
-                        "summary": frozenset(words(tool.title or "")),
-                        "tags": frozenset(w for tag in tags.get(tool.name, ()) for w in words(tag)),
-                        "path": frozenset(words(operation or "")),
-                        "description": frozenset(words(tool.description)),
-                    },
-                )
+            operation = (tool.meta or {}).get(OPERATION_META_KEY)
+            self._docs.append(_Doc(tool, operation if isinstance(operation, str) else None))
+        self._by_name = {doc.tool.name: doc for doc in self._docs}
+        self._index = SearchIndex(
+            SearchEntry(
+                name=doc.tool.name,
+                operation=doc.operation,
+                summary=doc.tool.title or "",
+                description=doc.tool.description,
+                tags=tuple(tags.get(doc.tool.name, ())),
+                deprecated=doc.tool.name in deprecated,
             )
-        frequency: Counter[str] = Counter()
-        for doc in self._docs:
-            frequency.update(set().union(*doc.fields.values()))
-        count = max(len(self._docs), 1)
-        self._idf = {word: math.log(1 + count / n) for word, n in frequency.items()}
-        self._vocabulary = sorted(frequency)
+            for doc in self._docs
+        )
 
     def __len__(self) -> int:
         return len(self._docs)
 
     # ------------------------------------------------------------------------------- search
 
-    def _score(self, doc: _Doc, query: Sequence[str], exact: str) -> float:
-        if exact and (doc.tool.name.lower() == exact or (doc.operation or "").lower() == exact):
-            return math.inf
-        score = 0.0
-        for word in query:
-            best = 0.0
-            for field, weight in _WEIGHTS.items():
-                present = doc.fields[field]
-                if word in present:
-                    best = max(best, weight)
-                elif len(word) >= 3 and any(w.startswith(word) for w in present):
-                    best = max(best, weight * _PREFIX_FACTOR)
-            score += best * self._idf.get(word, math.log(1 + len(self._docs)))
-        return score
-
     def search(self, query: str, *, limit: int = DEFAULT_LIMIT, offset: int = 0) -> dict[str, Any]:
-        terms = list(dict.fromkeys(words(query)))
-        exact = " ".join(query.split()).lower()
-        if not terms and not exact:
-            ranked = list(self._docs)
-        else:
-            scored = [(self._score(doc, terms, exact), position, doc) for position, doc in enumerate(self._docs)]
-            ranked = [doc for score, _, doc in sorted(scored, key=lambda s: (-s[0], s[1])) if score > 0]
         granted = caller_scopes()
-        if granted is not None:
-            ranked = [doc for doc in ranked if allows(doc.tool.scopes, granted)]
+
+        def allowed(name: str) -> bool:
+            return allows(self._by_name[name].tool.scopes, granted)
+
+        names = self._index.rank(query, len(self._docs), allowed if granted is not None else None)
+        ranked = [self._by_name[name] for name in names]
         page = ranked[offset : offset + limit]
         result: dict[str, Any] = {
             "operations": [
@@ -262,6 +217,7 @@ def discovery_registry(registry: ToolRegistry, catalogue: Catalogue | None = Non
         registry,
         tags=_tags(catalogue),
         shared_arguments=catalogue.shared_arguments if catalogue is not None else None,
+        deprecated={entry.name for entry in catalogue.tools if entry.deprecated} if catalogue is not None else None,
     )
     api = f"the {catalogue.title} API" if catalogue is not None else "this server"
     count = len(discovery)

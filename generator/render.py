@@ -56,6 +56,7 @@ def catalogue_from_api(api: Api) -> Catalogue:
             output_schema=op.output_schema,
             annotations=op.annotations,
             binding=op.binding,
+            deprecated=op.deprecated,
         )
         for op in api.operations
     )
