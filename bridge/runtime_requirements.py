@@ -23,9 +23,21 @@ RUNTIME_REQUIREMENTS: tuple[str, ...] = (
 )
 
 
-def requirements_txt() -> str:
-    """The ``requirements.txt`` written beside a generated package."""
+# What a serve mode needs beyond that (discovery's BM25 search brings numpy).
+MODE_REQUIREMENTS: dict[str, tuple[str, ...]] = {
+    "tools": (),
+    "discovery": ("rank-bm25==0.2.2",),
+}
+
+
+def requirements(mode: str = "tools") -> tuple[str, ...]:
+    return (*RUNTIME_REQUIREMENTS, *MODE_REQUIREMENTS.get(mode, ()))
+
+
+def requirements_txt(mode: str = "tools") -> str:
+    """The ``requirements.txt`` written beside a generated package (for its default mode)."""
     header = (
-        "# What `mcp-bridge serve` needs to serve this package: pip install --no-deps mcp-bridge -r requirements.txt\n"
+        "# What `mcp-bridge serve` needs for this package, without the generator's libraries:\n"
+        "#   pip install --no-deps mcp-bridge && pip install -r requirements.txt\n"
     )
-    return header + "".join(f"{line}\n" for line in RUNTIME_REQUIREMENTS)
+    return header + "".join(f"{line}\n" for line in requirements(mode))

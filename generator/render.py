@@ -11,6 +11,7 @@ from typing import Any
 import jinja2
 
 from bridge.binding import CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue, ToolEntry
+from bridge.runtime_requirements import requirements_txt
 from generator.ir import Api
 from generator.issues import Issue, Level
 from generator.models import render_model_modules
@@ -18,6 +19,7 @@ from generator.pysafe import py_str
 from generator.write import MANIFEST_FILE, PackageFiles
 
 TEMPLATES = ("server.py", "hooks.py", "README.md", "__init__.py")
+REQUIREMENTS_FILE = "requirements.txt"  # the slim install: what serving this package needs
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +133,7 @@ def render_package(
         target = package.user_files if name == "hooks.py" else package.files
         target[name] = text.encode("utf-8")
     package.files[CATALOGUE_FILE] = catalogue_json(catalogue)
+    package.files[REQUIREMENTS_FILE] = requirements_txt(catalogue.mode).encode("utf-8")
     if models:
         wire_tools: list[dict[str, Any]] = []
         for tool in catalogue.tools:
