@@ -33,18 +33,22 @@ instance of the original schema, once trimmed, is an instance of the advertised 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from bridge.trim_budget import ELLIPSIS, MIN_STRING, Fitter, measure
+from bridge.trim_notes import MARKER_KEY, MAX_MARKERS, Notes
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_ITEMS",
     "DEFAULT_MAX_STRING",
     "DEFAULT_OUTPUT_DEPTH",
+    "ELLIPSIS",
     "MARKER_KEY",
+    "MAX_MARKERS",
     "MIN_STRING",
     "PAGE_ARG_NAMES",
     "TrimSettings",
@@ -58,23 +62,17 @@ __all__ = [
     "trim_result",
 ]
 
-MARKER_KEY = "_truncated"
 WRAP_KEY = "result"
 DEFAULT_MAX_BYTES = 24 * 1024
 DEFAULT_MAX_ITEMS = 100
 DEFAULT_MAX_STRING = 4000
 DEFAULT_OUTPUT_DEPTH = 1
-MIN_STRING = 256
-"""The smallest string cap: no string this short is ever cut, so every value of a short ``format``
-(dates, uuids, emails, addresses, host names) stays valid, and short identifiers stay whole."""
 MIN_BYTES = 1024
-MAX_MARKERS = 12
 MAX_FIELDS = 100
 MAX_FIELD_DEPTH = 16
 MAX_SEGMENT_CHARS = 200
 _MARKER_RESERVE = 600
-_MAX_ROUNDS = 500
-ELLIPSIS = "…"
+_NAME_CHARS = 40
 
 # Both explained once, in the server's instructions (INSTRUCTIONS), not in every tool.
 MARKER_SCHEMA: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
@@ -250,197 +248,8 @@ def project(value: Mapping[str, Any], trie: Trie) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------ trimming
 
 
-def _size(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8"))
-
-
 def _is_empty(value: Any) -> bool:
     return value is None or value == "" or value == [] or value == {}
-
-
-def _pattern(path: Sequence[str | int]) -> str:
-    out = ""
-    for part in path:
-        out += "[]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(root)"
-
-
-def _cut_string(text: str, limit: int) -> str:
-    return text[: max(limit - 1, 0)] + ELLIPSIS
-
-
-@dataclass(slots=True)
-class _Cut:
-    places: set[tuple[str | int, ...]] = field(default_factory=set)
-    kept: int = 0
-    total: int = 0
-
-    def add(self, path: Sequence[str | int], kept: int, total: int) -> None:
-        self.kept = min(self.kept, kept) if self.places else kept
-        self.total = max(self.total, total)
-        self.places.add(tuple(path))
-
-
-@dataclass(slots=True)
-class _Notes:
-    arrays: dict[str, _Cut] = field(default_factory=dict)  # by path pattern
-    strings: dict[str, _Cut] = field(default_factory=dict)
-    omitted: dict[str, int] = field(default_factory=dict)  # pattern -> bytes
-    over_budget: bool = False
-
-    def array(self, path: Sequence[str | int], kept: int, total: int) -> None:
-        self.arrays.setdefault(_pattern(path), _Cut()).add(path, kept, total)
-
-    def string(self, path: Sequence[str | int], kept: int, total: int) -> None:
-        self.strings.setdefault(_pattern(path), _Cut()).add(path, kept, total)
-
-    def total_of(self, kind: str, path: Sequence[str | int], current: int) -> int:
-        """The size a cut thing had before any cut (a budget cut can follow a cap)."""
-        cuts = self.arrays if kind == "array" else self.strings
-        cut = cuts.get(_pattern(path))
-        return max(cut.total, current) if cut is not None and tuple(path) in cut.places else current
-
-    def lines(self, settings: TrimSettings, paging: Sequence[str], fields_arg: str | None) -> list[str]:
-        out: list[str] = []
-        for pattern, cut in self.arrays.items():
-            count = len(cut.places)
-            what = f"{pattern}: kept the first {cut.kept} of {cut.total} items"
-            if count > 1:
-                what = f"{pattern}: {count} lists cut to their first {cut.kept} items (longest had {cut.total})"
-            out.append(what)
-        for pattern, cut in self.strings.items():
-            count = len(cut.places)
-            many = f" ({count} strings)" if count > 1 else ""
-            out.append(f"{pattern}: text cut to {cut.kept} of {cut.total} characters{many}")
-        for pattern, size in self.omitted.items():
-            out.append(f"{pattern}: left out ({size} bytes)")
-        if len(out) > MAX_MARKERS:
-            out = [*out[: MAX_MARKERS - 1], f"... and {len(out) - MAX_MARKERS + 1} more cuts"]
-        hints = []
-        if self.over_budget and settings.max_bytes:
-            hints.append(f"the result was over the {settings.max_bytes}-byte limit of one answer")
-        if self.arrays and paging:
-            hints.append("page with " + ", ".join(paging))
-        if fields_arg and (self.omitted or self.over_budget):
-            hints.append(f"ask for fewer fields with `{fields_arg}`")
-        if hints:
-            out.append("To get more: " + "; ".join(hints) + ".")
-        return out
-
-
-def _caps(value: Any, path: list[str | int], settings: TrimSettings, notes: _Notes, keep: frozenset[str]) -> Any:
-    """Drop empty members, cut long strings and arrays (steps 2-3)."""
-    if isinstance(value, str):
-        limit = settings.max_string
-        if limit and len(value) > limit:
-            notes.string(path, limit, len(value))
-            return _cut_string(value, limit)
-        return value
-    if isinstance(value, list):
-        limit = settings.max_items
-        items = value
-        if limit and len(items) > limit:
-            notes.array(path, limit, len(items))
-            items = items[:limit]
-        out_list = []
-        for index, item in enumerate(items):
-            path.append(index)
-            out_list.append(_caps(item, path, settings, notes, frozenset()))
-            path.pop()
-        return out_list
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            path.append(key)
-            new = _caps(item, path, settings, notes, frozenset())
-            path.pop()
-            if settings.drop_empty and _is_empty(new) and key not in keep:
-                continue
-            out[key] = new
-        return out
-    return value
-
-
-@dataclass(slots=True)
-class _Candidate:
-    size: int
-    container: Any
-    key: str | int
-    path: tuple[str | int, ...]
-
-
-def _largest(
-    value: Any, path: tuple[str | int, ...], settings: TrimSettings, keep_root: frozenset[str], allow_omit: bool
-) -> tuple[int, _Candidate | None]:
-    """Size of ``value`` and its largest reducible part (array > 1 item, string > floor, or member)."""
-    best: _Candidate | None = None
-
-    def consider(candidate: _Candidate) -> None:
-        nonlocal best
-        if best is None or candidate.size > best.size:
-            best = candidate
-
-    if isinstance(value, dict):
-        total = 2 + max(len(value) - 1, 0)
-        for key, item in value.items():
-            size, inner = _largest(item, (*path, key), settings, frozenset(), allow_omit)
-            total += size + len(json.dumps(key, ensure_ascii=False).encode("utf-8")) + 1
-            if inner is not None:
-                consider(inner)
-            reducible = (isinstance(item, list) and len(item) > 1) or (isinstance(item, str) and len(item) > MIN_STRING)
-            if reducible or (allow_omit and key not in keep_root and key != MARKER_KEY):
-                consider(_Candidate(size, value, key, (*path, key)))
-        return total, best
-    if isinstance(value, list):
-        total = 2 + max(len(value) - 1, 0)
-        for index, item in enumerate(value):
-            size, inner = _largest(item, (*path, index), settings, frozenset(), allow_omit)
-            total += size
-            if inner is not None:
-                consider(inner)
-            if (isinstance(item, list) and len(item) > 1) or (isinstance(item, str) and len(item) > MIN_STRING):
-                consider(_Candidate(size, value, index, (*path, index)))
-        return total, best
-    return _size(value), None
-
-
-def _reduce(candidate: _Candidate, excess: int, notes: _Notes, allow_omit: bool) -> None:
-    container, key = candidate.container, candidate.key
-    item = container[key]
-    if isinstance(item, list) and len(item) > 1:
-        total = len(item)
-        kept = len(item)
-        removed = 0
-        while kept > 1 and removed < excess:
-            kept -= 1
-            removed += _size(item[kept]) + 1
-        container[key] = item[:kept]
-        notes.array(candidate.path, kept, notes.total_of("array", candidate.path, total))
-    elif isinstance(item, str) and len(item) > MIN_STRING:
-        encoded = len(item.encode("utf-8"))
-        ratio = len(item) / max(encoded, 1)
-        kept = max(MIN_STRING, int((encoded - excess - 8) * ratio))
-        kept = min(kept, len(item) - 1)
-        container[key] = _cut_string(item, kept)
-        notes.string(candidate.path, kept, notes.total_of("string", candidate.path, len(item)))
-    elif allow_omit and isinstance(container, dict):
-        notes.omitted[_pattern(candidate.path)] = notes.omitted.get(_pattern(candidate.path), 0) + candidate.size
-        del container[key]
-
-
-def _fit(value: dict[str, Any], budget: int, notes: _Notes, keep: frozenset[str]) -> None:
-    """Step 4: cut the largest parts until the compact JSON of ``value`` fits ``budget``."""
-    if _size(value) <= budget:  # most results: one C-speed encoding instead of a sizing walk
-        return
-    for allow_omit in (False, True):
-        for _ in range(_MAX_ROUNDS):
-            size, candidate = _largest(value, (), TrimSettings(), keep, allow_omit)
-            if size <= budget:
-                return
-            notes.over_budget = True
-            if candidate is None:
-                break
-            _reduce(candidate, size - budget, notes, allow_omit)
 
 
 def trim_result(
@@ -456,7 +265,9 @@ def trim_result(
     """Steps 1-4 of the module docstring for one JSON object; the notes say what was cut.
 
     ``selected`` is the operation's configured field selection, ``fields`` the call's. The
-    returned object carries the notes under ``_truncated`` when anything was cut.
+    returned object carries the notes under ``_truncated`` when anything was cut, and its
+    compact UTF-8 JSON, notes included, is never longer than ``settings.max_bytes``. Time is
+    about linear in the size of ``value`` (see :mod:`bridge.trim_budget`).
     """
     settings = settings.normalised()
     keep = frozenset({WRAP_KEY}) if wrapped else frozenset()
@@ -471,22 +282,32 @@ def trim_result(
         if trie or what:  # the call's fields, even all unusable, select; a config selection is never empty
             projected = project(data, trie)
             if what and not _has_content(projected, wrapped):
-                names = ", ".join(_field_names(data, wrapped)[:30])
+                names = ", ".join(name[:_NAME_CHARS] for name in _field_names(data, wrapped)[:30])
                 extra.append(f"{what}: nothing matched; the result has these fields: {names}")
             data = projected
-    notes = _Notes()
-    trimmed = _caps(data, [], settings, notes, keep)
-    assert isinstance(trimmed, dict)
-    lines = extra + notes.lines(settings, paging, fields_arg)
-    if settings.max_bytes:
-        reserve = _MARKER_RESERVE
-        for _ in range(3):
-            _fit(trimmed, max(settings.max_bytes - reserve, MIN_BYTES // 2), notes, keep)
-            lines = extra + notes.lines(settings, paging, fields_arg)
-            marker_size = _size({MARKER_KEY: lines}) if lines else 0
-            if _size(trimmed) + marker_size <= settings.max_bytes:
-                break
-            reserve = marker_size + 64
+    tree = measure(
+        data,
+        max_items=settings.max_items,
+        max_string=settings.max_string,
+        drop_empty=settings.drop_empty,
+        keep=keep,
+    )
+    fitter = Fitter(tree, keep)
+    notes = Notes(tree, fitter, max_bytes=settings.max_bytes, paging=paging, fields_arg=fields_arg, extra=extra)
+    lines = notes.lines()
+    budget = settings.max_bytes
+    if budget and (lines or fitter.total > budget):
+        fitter.leave_out(MARKER_KEY)  # the upstream's own member of that name makes room for the notes
+        lines = notes.lines()
+        if fitter.total + notes.cost(lines) > budget:
+            fitter.fit(max(budget - max(_MARKER_RESERVE, notes.cost(lines)), MIN_BYTES // 2))
+        rendered = notes.render(budget - fitter.total)
+        if rendered is None:  # not even the shortest note fits: cut the content further
+            fitter.fit(budget - notes.minimal_cost())
+            rendered = notes.render(budget - fitter.total)
+        assert rendered is not None  # the fitter can always get down to {}
+        lines = rendered
+    trimmed = tree.value
     if lines:
         trimmed[MARKER_KEY] = lines
     return Trimmed(trimmed, lines)
