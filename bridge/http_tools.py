@@ -28,7 +28,7 @@ from bridge.errors import ToolError, UpstreamStatusError
 from bridge.request import build_request, resolve_base_url
 from bridge.results import OutputCheck, response_to_result, status_error
 from bridge.tools import Tool, ToolContext
-from bridge.trim import TrimSettings, split_fields
+from bridge.trim import OFF_LOOP_BYTES, TrimSettings, split_fields
 from bridge.upstream import USER_AGENT, HttpSettings, Upstream
 
 __all__ = ["HttpRuntime", "HttpSettings", "make_http_tool", "tools_from_catalogue"]
@@ -143,7 +143,8 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
                 if response.status == 401:
                     runtime.credentials.invalidate(parts)
                 raise status_error(response, binding=binding, redact=redact, credential_env=parts.env_names)
-            return response_to_result(
+            to_result = functools.partial(
+                response_to_result,
                 response,
                 binding=binding,
                 tool_name=entry.name,
@@ -152,6 +153,10 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
                 trim=runtime.trim,
                 fields=fields,
             )
+            if len(response.content) > OFF_LOOP_BYTES:
+                # parsing, redacting and trimming a big body takes milliseconds per 64 KiB: off the loop
+                return await anyio.to_thread.run_sync(to_result)
+            return to_result()
         except UpstreamStatusError as exc:
             raise UpstreamStatusError(redact(str(exc)), status=exc.status) from None
         except ToolError as exc:

@@ -50,6 +50,7 @@ __all__ = [
     "MARKER_KEY",
     "MAX_MARKERS",
     "MIN_STRING",
+    "OFF_LOOP_BYTES",
     "PAGE_ARG_NAMES",
     "TrimSettings",
     "Trimmed",
@@ -68,6 +69,9 @@ DEFAULT_MAX_ITEMS = 100
 DEFAULT_MAX_STRING = 4000
 DEFAULT_OUTPUT_DEPTH = 1
 MIN_BYTES = 1024
+OFF_LOOP_BYTES = 64 * 1024
+"""Bodies longer than this are turned into results in a worker thread: parsing, redacting and
+trimming take about 1-3 ms per 64 KiB (bench/TRIM.md), too long to hold the event loop."""
 MAX_FIELDS = 100
 MAX_FIELD_DEPTH = 16
 MAX_SEGMENT_CHARS = 200
