@@ -38,7 +38,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bridge.trim_budget import ELLIPSIS, MIN_STRING, Fitter, measure
+from bridge.trim_budget import ELLIPSIS, MIN_STRING, Fitter, measure, no_cyclic_gc
 from bridge.trim_notes import MARKER_KEY, MAX_MARKERS, Notes
 
 __all__ = [
@@ -289,6 +289,19 @@ def trim_result(
                 names = ", ".join(name[:_NAME_CHARS] for name in _field_names(data, wrapped)[:30])
                 extra.append(f"{what}: nothing matched; the result has these fields: {names}")
             data = projected
+    with no_cyclic_gc():
+        return _trim(data, settings, keep, extra, paging, fields_arg)
+
+
+def _trim(
+    data: dict[str, Any],
+    settings: TrimSettings,
+    keep: frozenset[str],
+    extra: list[str],
+    paging: Sequence[str],
+    fields_arg: str | None,
+) -> Trimmed:
+    """Steps 2-4: caps, then the budget, then the notes in the bytes left."""
     tree = measure(
         data,
         max_items=settings.max_items,

@@ -24,10 +24,12 @@ JSON parser allows does not exhaust the Python stack.
 
 from __future__ import annotations
 
+import gc
 import heapq
 import json
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import accumulate
 from json.encoder import encode_basestring  # the C escaper json.dumps uses
@@ -44,6 +46,7 @@ __all__ = [
     "cut_string",
     "json_size",
     "measure",
+    "no_cyclic_gc",
     "scalar_size",
 ]
 
@@ -83,14 +86,60 @@ def cut_string(text: str, limit: int) -> str:
 
 
 class Frame:
-    """Where a container sits, for naming cuts: its parent's frame and its key there."""
+    """A container being copied (the walk's own stack entry: no recursion), then where it sits,
+    for naming cuts: its parent's frame and its key there."""
 
-    __slots__ = ("key", "parent", "path")
+    __slots__ = (
+        "count",
+        "extents",
+        "is_dict",
+        "item_sizes",
+        "item_starts",
+        "items",
+        "key",
+        "keys",
+        "msizes",
+        "orig_len",
+        "out",
+        "parent",
+        "path",
+        "size",
+        "start",
+        "transparent",
+    )
 
-    def __init__(self, parent: Frame | None, key: str | int | None) -> None:
-        self.parent = parent
-        self.key = key
+    def __init__(
+        self,
+        value: dict[str, Any] | list[Any],
+        parent: Frame | None,
+        key: str | int | None,
+        start: int,
+        transparent: bool,
+        max_items: int | None,
+        caps: list[Cap],
+    ) -> None:
+        self.parent, self.key, self.start, self.transparent = parent, key, start, transparent
         self.path: str | None = None if parent is not None else ""
+        self.size = self.count = 0
+        self.orig_len = len(value)
+        self.is_dict = type(value) is dict
+        self.out: Any = {} if self.is_dict else []
+        listed = self.is_dict and (transparent or len(value) > _LISTED_MEMBERS)
+        # A listed object's members, for step 2: keys, sizes, and walk extents of the ones that hold cuts
+        self.keys: list[str] | None = [] if listed else None
+        self.msizes: list[int] = [] if listed else _UNUSED
+        self.extents: dict[int, tuple[int, int]] = {} if listed else _UNUSED_EXTENTS
+        self.item_sizes: list[int] = _UNUSED if self.is_dict else []
+        self.item_starts: list[int] = _UNUSED if self.is_dict else []
+        self.items: Iterator[Any]
+        if isinstance(value, dict):
+            self.items = iter(value.items())
+        elif max_items and len(value) > max_items:
+            assert parent is not None and key is not None
+            caps.append(Cap("array", parent, key, start, max_items, len(value)))
+            self.items = iter(value[:max_items])
+        else:
+            self.items = iter(value)
 
     def pattern(self, key: str | int | None = None) -> str:
         """The path pattern (``items[].name``) of this container, or of its member ``key``."""
@@ -129,9 +178,12 @@ class Cap:
 
 # A candidate of step 1: (-size, walk index, container, key, frame, length before any cut)
 _Candidate = tuple[int, int, Any, Any, Frame, int]
-# A member of an object as the walk saw it: (key, size, first and past-last walk index inside)
+# A member of an object as step 2 sizes it: (key, size, first and past-last walk index inside)
 _Member = tuple[str, int, int, int]
 _LISTED_MEMBERS = 16  # objects with more members have them listed by the walk, whatever their place
+# What a frame that never needs a list holds instead (one allocation less per container: never written)
+_UNUSED: list[int] = []
+_UNUSED_EXTENTS: dict[int, tuple[int, int]] = {}
 
 
 @dataclass(slots=True)
@@ -141,62 +193,11 @@ class Tree:
     value: dict[str, Any]
     total: int = 0
     heap: list[_Candidate] = field(default_factory=list)
-    arrays: dict[int, tuple[list[int], list[int], int]] = field(default_factory=dict)  # item sizes, starts, end
-    members: dict[int, list[_Member]] = field(default_factory=dict)  # by id() of the objects step 2 may reach
+    # by walk index: item sizes, where each item starts in the walk (None: no cuts inside), end
+    arrays: dict[int, tuple[list[int], list[int] | None, int]] = field(default_factory=dict)
+    members: dict[int, Frame] = field(default_factory=dict)  # by id(): the objects whose members were listed
     spans: dict[int, tuple[int, int, int]] = field(default_factory=dict)  # id() of a container: size, start, end
     caps: list[Cap] = field(default_factory=list)
-
-
-class _Open:
-    """A container being copied: the walk's own stack entry (no recursion)."""
-
-    __slots__ = (
-        "count",
-        "frame",
-        "is_dict",
-        "item_sizes",
-        "item_starts",
-        "items",
-        "key",
-        "members",
-        "orig_len",
-        "out",
-        "parent",
-        "size",
-        "start",
-        "transparent",
-    )
-
-    def __init__(
-        self,
-        value: dict[str, Any] | list[Any],
-        parent: _Open | None,
-        key: str | int | None,
-        frame: Frame,
-        start: int,
-        transparent: bool,
-        max_items: int | None,
-        caps: list[Cap],
-    ) -> None:
-        self.parent, self.key, self.frame, self.start = parent, key, frame, start
-        self.size = self.count = 0
-        self.transparent = transparent
-        self.orig_len = len(value)
-        self.is_dict = type(value) is dict
-        self.out: Any = {} if self.is_dict else []
-        listed = self.is_dict and (transparent or len(value) > _LISTED_MEMBERS)
-        self.members: list[_Member] | None = [] if listed else None
-        self.item_sizes: list[int] = []
-        self.item_starts: list[int] = []
-        self.items: Iterator[Any]
-        if isinstance(value, dict):
-            self.items = iter(value.items())
-        elif max_items and len(value) > max_items:
-            assert parent is not None and key is not None
-            caps.append(Cap("array", parent.frame, key, start, max_items, len(value)))
-            self.items = iter(value[:max_items])
-        else:
-            self.items = iter(value)
 
 
 def measure(
@@ -208,20 +209,41 @@ def measure(
     keep: frozenset[str],
 ) -> Tree:
     """Steps 2-3 of :mod:`bridge.trim` (drop empty members, cap strings and arrays) and all sizes."""
+    with no_cyclic_gc():
+        return _measure(root, max_items, max_string, drop_empty, keep)
+
+
+@contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    """The cyclic collector paused: trimming allocates a few objects per container, all acyclic
+    (JSON), and the collector would scan the whole growing tree again and again for nothing.
+    Reference counting still frees everything dropped."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _measure(
+    root: dict[str, Any], max_items: int | None, max_string: int | None, drop_empty: bool, keep: frozenset[str]
+) -> Tree:
     tree = Tree({})
     heap, caps, arrays, members, spans = tree.heap, tree.caps, tree.arrays, tree.members, tree.spans
     key_sizes: dict[str, int] = {}  # with its colon; objects in arrays repeat their keys
     counter = 1  # walk index: one per container and per string long enough to be cut
-    top = _Open(root, None, None, Frame(None, None), 0, True, max_items, caps)
+    top = Frame(root, None, None, 0, True, max_items, caps)
     top.out = tree.value
     stack = [top]
     while stack:
         node = stack[-1]
-        out, frame, is_dict, known = node.out, node.frame, node.is_dict, node.members
-        item_sizes, item_starts = node.item_sizes, node.item_starts
+        out, is_dict, listed = node.out, node.is_dict, node.keys
+        msizes, extents, item_sizes, item_starts = node.msizes, node.extents, node.item_sizes, node.item_starts
         size, count = node.size, node.count
         at_root = node.parent is None
-        child: _Open | None = None
+        child: Frame | None = None
         for entry in node.items:
             if is_dict:
                 key, value = entry
@@ -235,34 +257,33 @@ def measure(
                 length = len(value)
                 if length > MIN_STRING or (max_string and length > max_string):
                     if max_string and length > max_string:
-                        caps.append(Cap("string", frame, key, counter, max_string, length))
+                        caps.append(Cap("string", node, key, counter, max_string, length))
                         value = cut_string(value, max_string)
                     vsize = len(encode_basestring(value).encode("utf-8", "surrogatepass"))
                     if len(value) > MIN_STRING:
-                        heap.append((-vsize, counter, out, key, frame, length))
+                        heap.append((-vsize, counter, out, key, node, length))
                     lo, hi = counter, counter + 1
                     counter += 1
                 else:
                     vsize = len(encode_basestring(value).encode("utf-8", "surrogatepass"))
             elif kind is dict or kind is list:
-                transparent = node.transparent and (not is_dict or (at_root and key in keep))
+                # step 2 reaches the kept members and, through arrays cut to one item, first items
+                transparent = node.transparent and ((at_root and key in keep) if is_dict else count == 0)
                 flat = None if transparent or len(value) > _LISTED_MEMBERS else _flat(value, drop_empty, key_sizes)
                 if flat is None:
-                    child = _Open(value, node, key, Frame(frame, key), counter, transparent, max_items, caps)
+                    child = Frame(value, node, key, counter, transparent, max_items, caps)
                     counter += 1
                     break
                 value, vsize, sizes = flat  # a small container of short scalars: no stack entry
                 if drop_empty and is_dict and not value and not (at_root and key in keep):
                     continue
-                if sizes is None:
-                    spans[id(value)] = (vsize, counter, counter)
-                else:
+                lo = hi = counter
+                if sizes is not None:
                     if len(sizes) > 1:
-                        heap.append((-vsize, counter, out, key, frame, len(sizes)))
-                        arrays[counter] = (sizes, [counter + 1] * len(sizes), counter + 1)
-                    spans[id(value)] = (vsize, counter, counter + 1)
-                    lo, hi = counter, counter + 1
-                    counter += 1
+                        heap.append((-vsize, counter, out, key, node, len(sizes)))
+                        arrays[counter] = (sizes, None, counter + 1)
+                    hi = counter = counter + 1
+                spans[id(value)] = (vsize, lo, hi)
             elif value is None:
                 if drop_empty and is_dict and not (at_root and key in keep):
                     continue
@@ -277,8 +298,11 @@ def measure(
                     ksize = key_sizes[key] = len(encode_basestring(key).encode("utf-8", "surrogatepass")) + 1
                 msize = ksize + vsize
                 out[key] = value
-                if known is not None:
-                    known.append((key, msize, lo, hi))
+                if listed is not None:
+                    if hi:
+                        extents[len(listed)] = (lo, hi)
+                    listed.append(key)
+                    msizes.append(msize)
             else:
                 msize = vsize
                 out.append(value)
@@ -293,15 +317,15 @@ def measure(
         stack.pop()
         total = 2 + size + max(count - 1, 0)
         parent = node.parent
-        if known is not None:
-            members[id(out)] = known
+        if listed is not None:
+            members[id(out)] = node
         spans[id(out)] = (total, node.start, counter)
         if parent is None:
             tree.total = total
             break
         key = node.key
         if not is_dict and count > 1:
-            heap.append((-total, node.start, parent.out, key, parent.frame, node.orig_len))
+            heap.append((-total, node.start, parent.out, key, parent, node.orig_len))
             arrays[node.start] = (item_sizes, item_starts, counter)
         if parent.is_dict:
             assert isinstance(key, str)
@@ -309,8 +333,10 @@ def measure(
                 continue
             msize = len(encode_basestring(key).encode("utf-8", "surrogatepass")) + 1 + total
             parent.out[key] = out
-            if parent.members is not None:
-                parent.members.append((key, msize, node.start, counter))
+            if parent.keys is not None:
+                parent.extents[len(parent.keys)] = (node.start, counter)
+                parent.keys.append(key)
+                parent.msizes.append(msize)
         else:
             msize = total
             parent.out.append(out)
@@ -326,39 +352,49 @@ def _flat(
     value: dict[str, Any] | list[Any], drop_empty: bool, key_sizes: dict[str, int]
 ) -> tuple[Any, int, list[int] | None] | None:
     """The copy and size of a container of short scalars (item sizes too for an array), or None."""
+    if isinstance(value, dict):
+        total, count, dropped = 0, 0, False
+        for key, item in value.items():
+            kind = type(item)
+            if kind is str:
+                if len(item) > MIN_STRING:
+                    return None
+                if not item and drop_empty:
+                    dropped = True
+                    continue
+                vsize = len(encode_basestring(item).encode("utf-8", "surrogatepass"))
+            elif kind is int:
+                vsize = len(int.__repr__(item))
+            elif item is None:
+                if drop_empty:
+                    dropped = True
+                    continue
+                vsize = 4
+            elif kind is dict or kind is list:
+                return None
+            else:
+                vsize = scalar_size(item)
+            ksize = key_sizes.get(key)
+            if ksize is None:
+                ksize = key_sizes[key] = len(encode_basestring(key).encode("utf-8", "surrogatepass")) + 1
+            total += ksize + vsize
+            count += 1
+        copy = {k: v for k, v in value.items() if v is not None and v != ""} if dropped else dict(value)
+        return copy, 2 + total + max(count - 1, 0), None
     sizes: list[int] = []
-    pairs = value.items() if isinstance(value, dict) else enumerate(value)
-    for key, item in pairs:
+    for item in value:
         kind = type(item)
         if kind is str:
             if len(item) > MIN_STRING:
                 return None
-            if not item and drop_empty and type(key) is str:
-                continue
-            vsize = len(encode_basestring(item).encode("utf-8", "surrogatepass"))
+            sizes.append(len(encode_basestring(item).encode("utf-8", "surrogatepass")))
         elif kind is int:
-            vsize = len(int.__repr__(item))
-        elif item is None:
-            if drop_empty and type(key) is str:
-                continue
-            vsize = 4
+            sizes.append(len(int.__repr__(item)))
         elif kind is dict or kind is list:
             return None
         else:
-            vsize = scalar_size(item)
-        if type(key) is str:
-            ksize = key_sizes.get(key)
-            if ksize is None:
-                ksize = key_sizes[key] = len(encode_basestring(key).encode("utf-8", "surrogatepass")) + 1
-            vsize += ksize
-        sizes.append(vsize)
-    count = len(sizes)
-    total = 2 + sum(sizes) + max(count - 1, 0)
-    if isinstance(value, dict):
-        if count == len(value):
-            return dict(value), total, None
-        return {k: v for k, v in value.items() if not (v is None or v == "") or not drop_empty}, total, None
-    return list(value), total, sizes
+            sizes.append(scalar_size(item))
+    return list(value), 2 + sum(sizes) + max(len(sizes) - 1, 0), sizes
 
 
 @dataclass(slots=True)
@@ -419,12 +455,12 @@ class Fitter:
             excess = self.total - target
             if type(value) is list:
                 sizes, starts, end = self.tree.arrays[index]
-                kept, removed = len(value), 0
-                while kept > 1 and removed < excess:
-                    kept -= 1
-                    removed += sizes[kept] + 1
+                # the fewest last items whose bytes and commas cover the excess, keeping the first
+                tail = list(accumulate(size + 1 for size in reversed(sizes[1 : len(value)])))
+                dropped = min(bisect_left(tail, excess) + 1, len(tail))
+                kept, removed = len(value) - dropped, tail[dropped - 1] if dropped else 0
                 del value[kept:]
-                if starts[kept] < end:
+                if starts is not None and starts[kept] < end:
                     at = bisect_left(self._dead_starts, starts[kept])
                     self._dead_starts.insert(at, starts[kept])
                     self._dead_ends.insert(at, end)
@@ -524,18 +560,42 @@ class _Reachable:
             owner = len(self.objects)
             self.objects.append(value)
             self.patterns.append(pattern)
-            for key, size, lo, hi in tree.members.get(id(value)) or _list_members(value, tree.spans):
-                if key not in value:
-                    continue
+            listed = tree.members.get(id(value))
+            if listed is None:  # a small object: sized member by member
+                for key, size, lo, hi in _list_members(value, tree.spans):
+                    if hi > lo:  # less what step 1 cut inside it
+                        size -= removed[bisect_left(places, hi)] - removed[bisect_left(places, lo)]
+                    member = value[key]
+                    if (at_root and key in fitter.keep) or (size > target and isinstance(member, dict | list)):
+                        todo.append((member, child_pattern(pattern, key), False))
+                    else:
+                        sizes.append(size)
+                        owners.append(owner)
+                        keys.append(key)
+                continue
+            assert listed.keys is not None
+            names, now = listed.keys, list(listed.msizes)
+            skip = {i for i, key in enumerate(names) if key not in value} if len(value) != len(names) else set()
+            for i, (lo, hi) in listed.extents.items():
                 if hi > lo:  # less what step 1 cut inside it
-                    size -= removed[bisect_left(places, hi)] - removed[bisect_left(places, lo)]
-                member = value[key]
-                if (at_root and key in fitter.keep) or (size > target and isinstance(member, dict | list)):
-                    todo.append((member, child_pattern(pattern, key), False))
-                else:
-                    sizes.append(size)
-                    owners.append(owner)
-                    keys.append(key)
+                    now[i] -= removed[bisect_left(places, hi)] - removed[bisect_left(places, lo)]
+                member = value.get(names[i])
+                if now[i] > target and isinstance(member, dict | list) and i not in skip:
+                    skip.add(i)
+                    todo.append((member, child_pattern(pattern, names[i]), False))
+            if at_root:
+                for key in fitter.keep:
+                    if key in value:
+                        i = names.index(key)
+                        if i not in skip:
+                            skip.add(i)
+                            todo.append((value[key], child_pattern(pattern, key), False))
+            if skip:
+                names = [key for i, key in enumerate(names) if i not in skip]
+                now = [size for i, size in enumerate(now) if i not in skip]
+            keys.extend(names)
+            sizes.extend(now)
+            owners.extend([owner] * len(names))
         order = sorted(range(len(sizes)), key=sizes.__getitem__, reverse=True)
         self.sizes = [sizes[i] for i in order]
         self.owners = [owners[i] for i in order]
