@@ -10,13 +10,19 @@ At run time (:func:`trim_result`), a JSON result goes through, in order:
    arrays, where positions matter);
 3. strings longer than ``max_string`` are cut (ending with "…"), arrays longer than ``max_items``
    keep their first items;
-4. while the compact JSON is over ``max_bytes``, the largest array is cut (or the largest string,
-   or finally the largest member is left out) until it fits.
+4. while the compact JSON is over ``max_bytes``, the largest array is cut (or the largest string),
+   then the largest members are left out (an object larger than the whole budget loses its own
+   largest members rather than all of them), until it fits. Sizes are computed once, bottom-up,
+   and every cut is decided from them (:mod:`bridge.trim_budget`): time is about linear in the
+   body, and the result's size is known exactly without encoding it again.
 
 Every cut is listed in the root's ``_truncated`` array of strings, with what was cut, how much,
-and how to get more (the tool's paging arguments, the ``fields`` argument). The default budget,
-24 KB, keeps one result well under the 64 KB line limit of stdio clients even though the result
-travels twice (``structuredContent`` and its JSON text copy).
+and how to get more (the tool's paging arguments, the ``fields`` argument); the notes are bounded
+(:mod:`bridge.trim_notes`) and counted in the budget, so the compact UTF-8 JSON of a trimmed
+result, notes included, is never longer than ``max_bytes``. An upstream member named
+``_truncated`` at the root gives way to the notes (and is listed as left out). The default
+budget, 24 KB, keeps one result well under the 64 KB line limit of stdio clients even though the
+result travels twice (``structuredContent`` and its JSON text copy).
 
 At generation time, :func:`advertised_schema` turns an operation's output schema into the shape
 trimmed results have, so that ``structuredContent`` always validates against what the tool
