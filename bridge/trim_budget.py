@@ -566,7 +566,7 @@ class _Reachable:
                     if hi > lo:  # less what step 1 cut inside it
                         size -= removed[bisect_left(places, hi)] - removed[bisect_left(places, lo)]
                     member = value[key]
-                    if (at_root and key in fitter.keep) or (size > target and isinstance(member, dict | list)):
+                    if (at_root and key in fitter.keep) or (size > target and _holds_objects(member)):
                         todo.append((member, child_pattern(pattern, key), False))
                     else:
                         sizes.append(size)
@@ -580,7 +580,7 @@ class _Reachable:
                 if hi > lo:  # less what step 1 cut inside it
                     now[i] -= removed[bisect_left(places, hi)] - removed[bisect_left(places, lo)]
                 member = value.get(names[i])
-                if now[i] > target and isinstance(member, dict | list) and i not in skip:
+                if now[i] > target and _holds_objects(member) and i not in skip:
                     skip.add(i)
                     todo.append((member, child_pattern(pattern, names[i]), False))
             if at_root:
@@ -601,6 +601,11 @@ class _Reachable:
         self.owners = [owners[i] for i in order]
         self.keys = [keys[i] for i in order]
         self.reach = [0, *accumulate(size + 1 for size in self.sizes)]
+
+
+def _holds_objects(value: Any) -> bool:
+    """An object, or an array (cut to one item by then) holding one: step 2 can look inside."""
+    return isinstance(value, dict) or (isinstance(value, list) and any(isinstance(v, dict | list) for v in value))
 
 
 def _list_members(value: dict[str, Any], spans: dict[int, tuple[int, int, int]]) -> list[_Member]:

@@ -48,6 +48,7 @@ class Notes:
     ) -> None:
         self.tree, self.fitter = tree, fitter
         self.max_bytes, self.paging, self.fields_arg, self.extra = max_bytes, paging, fields_arg, list(extra)
+        self._cached: tuple[tuple[int, int], list[str]] | None = None
 
     def lines(self) -> list[str]:
         """Every note, at most ``MAX_MARKERS`` cut lines (the rest counted) and the hint line."""
@@ -80,6 +81,13 @@ class Notes:
         return 1 + _MARKER_MEMBER + json_size([MINIMAL_NOTE])
 
     def _body(self) -> list[str]:
+        fitter = self.fitter
+        state = (len(fitter.cuts), sum(o.count for o in fitter.omitted.values()))
+        if self._cached is None or self._cached[0] != state:  # every cut is read once per state
+            self._cached = (state, self._compose())
+        return list(self._cached[1])
+
+    def _compose(self) -> list[str]:
         arrays: dict[str, _Cut] = {}
         strings: dict[str, _Cut] = {}
         for cap in (*self.tree.caps, *self.fitter.cuts):
