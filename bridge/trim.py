@@ -314,6 +314,7 @@ def _trim(
         max_string=settings.max_string,
         drop_empty=settings.drop_empty,
         keep=keep,
+        max_bytes=settings.max_bytes,
     )
     fitter = Fitter(tree, keep)
     notes = Notes(tree, fitter, max_bytes=settings.max_bytes, paging=paging, fields_arg=fields_arg, extra=extra)

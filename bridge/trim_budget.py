@@ -207,10 +207,14 @@ def measure(
     max_string: int | None,
     drop_empty: bool,
     keep: frozenset[str],
+    max_bytes: int | None = None,
 ) -> Tree:
-    """Steps 2-3 of :mod:`bridge.trim` (drop empty members, cap strings and arrays) and all sizes."""
+    """Steps 2-3 of :mod:`bridge.trim` (drop empty members, cap strings and arrays) and all sizes.
+
+    An array is walked only until its items add up to more than ``max_bytes``: arrays are only
+    ever cut to a prefix, so no item after that can be in a result that fits."""
     with no_cyclic_gc():
-        return _measure(root, max_items, max_string, drop_empty, keep)
+        return _measure(root, max_items, max_string, drop_empty, keep, max_bytes or 0)
 
 
 @contextmanager
@@ -228,7 +232,12 @@ def no_cyclic_gc() -> Iterator[None]:
 
 
 def _measure(
-    root: dict[str, Any], max_items: int | None, max_string: int | None, drop_empty: bool, keep: frozenset[str]
+    root: dict[str, Any],
+    max_items: int | None,
+    max_string: int | None,
+    drop_empty: bool,
+    keep: frozenset[str],
+    budget: int,
 ) -> Tree:
     tree = Tree({})
     heap, caps, arrays, members, spans = tree.heap, tree.caps, tree.arrays, tree.members, tree.spans
@@ -310,6 +319,8 @@ def _measure(
                 item_starts.append(lo or counter)
             size += msize
             count += 1
+            if budget and size > budget and not is_dict:
+                break  # the rest of this array can never be kept
         node.size, node.count = size, count
         if child is not None:
             stack.append(child)
@@ -344,6 +355,8 @@ def _measure(
             parent.item_starts.append(node.start)
         parent.size += msize
         parent.count += 1
+        if budget and parent.size > budget and not parent.is_dict:
+            parent.items = iter(())  # the rest of that array can never be kept
     heapq.heapify(heap)
     return tree
 
