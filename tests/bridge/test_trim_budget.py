@@ -321,3 +321,16 @@ async def test_a_quick_call_finishes_while_a_huge_answer_is_being_trimmed(
     assert json_size(answer.structured_content) <= budget
     assert len(text.text.encode("utf-8")) <= budget
     assert any("left out" in note for note in answer.structured_content[MARKER_KEY])
+
+
+def test_an_array_far_over_the_budget_is_read_only_up_to_it() -> None:
+    settings_ = TrimSettings(max_items=None)
+    short = {"result": [{"id": i, "tags": ["a", "b"]} for i in range(10_000)]}
+    long = {"result": [{"id": i, "tags": ["a", "b"]} for i in range(400_000)]}
+    work_short = _calls(lambda: trim_result(short, settings_, wrapped=True), 2_000_000)
+    work_long = _calls(lambda: trim_result(long, settings_, wrapped=True), 2_000_000)
+    assert work_long < 2 * work_short  # only the items that can still fit are walked
+    trimmed = trim_result(long, settings_, wrapped=True, paging=("page",))
+    assert json_size(trimmed.value) <= settings_.max_bytes  # type: ignore[operator]
+    assert trimmed.notes[0].startswith("result: kept the first ")
+    assert trimmed.notes[0].endswith(" of 400000 items")
