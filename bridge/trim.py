@@ -44,8 +44,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bridge.trim_budget import ELLIPSIS, MIN_STRING, Fitter, measure, no_cyclic_gc
+from bridge.trim_budget import Fitter
 from bridge.trim_notes import MARKER_KEY, MAX_MARKERS, Notes
+from bridge.trim_walk import ELLIPSIS, MIN_STRING, measure, no_cyclic_gc
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bridge.trim_budget import ELLIPSIS, Cap, Fitter, Tree, child_pattern, json_size
+from bridge.trim_budget import Fitter
+from bridge.trim_walk import ELLIPSIS, Cap, Tree, child_pattern, json_size
 
 __all__ = ["MARKER_KEY", "MAX_MARKERS", "MINIMAL_NOTE", "Notes"]
 

@@ -20,7 +20,8 @@ from mcp import Client
 
 import bridge.results
 from bridge.trim import MARKER_KEY, TrimSettings, advertised_schema, trim_result
-from bridge.trim_budget import Fitter, json_size, measure
+from bridge.trim_budget import Fitter
+from bridge.trim_walk import json_size, measure
 from bridge.validation import FORMAT_CHECKER
 
 # ------------------------------------------------------------------------------ shapes
