@@ -119,6 +119,33 @@ def time_shape(shape: str, runs: int) -> dict[str, Any]:
     }
 
 
+def time_results(runs: int) -> dict[str, Any]:
+    """Median CPU ms of a whole success answer turned into a tool result (parse, redact with a
+    configured secret, trim, output check), by body size: where OFF_LOOP_BYTES comes from."""
+    import httpx
+
+    from bridge.binding import HttpBinding
+    from bridge.credentials import Credentials
+    from bridge.results import response_to_result
+    from bridge.trim import TrimSettings
+    from bridge.upstream import UpstreamResponse
+
+    binding = HttpBinding(method="GET", path="/x")
+    redact = Credentials({}, {}).redact
+    out: dict[str, Any] = {}
+    for size in (8 * 1024, 32 * 1024, 128 * 1024, 512 * 1024, 1000 * 1024):
+        body = json.dumps({f"field_{i:06d}": f"value {i}" for i in range(size // 30)}).encode()
+        headers = httpx.Headers({"content-type": "application/json"})
+        response = UpstreamResponse(200, "OK", headers, body, httpx.URL("http://x/"), "GET /x")
+        cpu = []
+        for _ in range(runs):
+            start = time.thread_time()
+            response_to_result(response, binding=binding, tool_name="t", redact=redact, trim=TrimSettings())
+            cpu.append((time.thread_time() - start) * 1000)
+        out[str(len(body))] = statistics.median(cpu)
+    return out
+
+
 # ------------------------------------------------------------------------------ a quick call beside a big one
 
 BENCH_SPEC: dict[str, Any] = {
@@ -204,6 +231,8 @@ def _worker(args: argparse.Namespace) -> None:
         import anyio
 
         result: dict[str, Any] = anyio.run(_concurrent, args.runs)
+    elif args.shape == "results":
+        result = time_results(args.runs)
     else:
         result = time_shape(args.shape, args.runs)
     print(json.dumps(result))
@@ -250,7 +279,9 @@ def main() -> None:
         old = _run(shape, 1, args.old_cap, old_root)  # one run: the old code takes seconds to minutes
         rows.append((shape, new, old))
         print(shape, new, old, flush=True)
-    REPORT.write_text(_report(rows, args), encoding="utf-8")
+    by_size = _run("results", args.runs, 600, None)
+    print("results", by_size, flush=True)
+    REPORT.write_text(_report(rows, by_size or {}, args), encoding="utf-8")
     print(f"wrote {REPORT.relative_to(ROOT)}")
 
 
@@ -258,7 +289,11 @@ def _ms(value: float) -> str:
     return f"{value:.1f} ms" if value < 1000 else f"{value / 1000:.1f} s"
 
 
-def _report(rows: list[tuple[str, dict[str, Any] | None, dict[str, Any] | None]], args: argparse.Namespace) -> str:
+def _report(
+    rows: list[tuple[str, dict[str, Any] | None, dict[str, Any] | None]],
+    by_size: dict[str, float],
+    args: argparse.Namespace,
+) -> str:
     cap = f"> {args.old_cap:.0f} s"
     lines = [
         "# Trimming bench",
@@ -306,6 +341,13 @@ def _report(rows: list[tuple[str, dict[str, Any] | None, dict[str, Any] | None]]
         f"| quick call (median) | {_ms(new['quick_ms'])} ({new['overlapped']}/{args.runs} overlapped) "
         f"| {old_text} | {verdict} |",
         f"| the big call itself | {_ms(new['big_ms'])} | {cap if old is None else _ms(old['big_ms'])} | |",
+        "",
+        "A whole success answer turned into a result (parse, redact, trim), CPU median by body size; bodies",
+        "over `OFF_LOOP_BYTES` (32 KiB) are turned into results in a worker thread, smaller ones on the loop:",
+        "",
+        "| body | CPU |",
+        "|---|---|",
+        *(f"| {int(size) / 1024:.0f} KiB | {_ms(ms)} |" for size, ms in by_size.items()),
         "",
     ]
     return "\n".join(lines)

@@ -154,7 +154,7 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
                 fields=fields,
             )
             if len(response.content) > OFF_LOOP_BYTES:
-                # parsing, redacting and trimming a big body takes milliseconds per 64 KiB: off the loop
+                # parsing, redacting and trimming a big body takes milliseconds per 32 KiB: off the loop
                 return await anyio.to_thread.run_sync(to_result)
             return to_result()
         except UpstreamStatusError as exc:

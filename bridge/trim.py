@@ -76,9 +76,10 @@ DEFAULT_MAX_ITEMS = 100
 DEFAULT_MAX_STRING = 4000
 DEFAULT_OUTPUT_DEPTH = 1
 MIN_BYTES = 1024
-OFF_LOOP_BYTES = 64 * 1024
+OFF_LOOP_BYTES = 32 * 1024
 """Bodies longer than this are turned into results in a worker thread: parsing, redacting and
-trimming take about 1-3 ms per 64 KiB (bench/TRIM.md), too long to hold the event loop."""
+trimming take about 1.5 ms per 32 KiB (bench/TRIM.md), and a 1 MiB body tens of ms, too long to
+hold the event loop; below it, the thread hop would cost more than it saves."""
 MAX_FIELDS = 100
 MAX_FIELD_DEPTH = 16
 MAX_SEGMENT_CHARS = 200
