@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -303,6 +304,7 @@ def _report(
         "Each body is trimmed with the default settings (24 KiB budget, 100 items, 4000 characters) by",
         "`trim_result`, a fresh copy each run; wall time on a shared 2-core machine, and the trimming",
         "thread's own CPU time (what the code costs, whatever else runs). The last row lifts the item cap.",
+        f"Load average when written: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (other sessions running).",
         "",
         f"| shape | body | new (wall) | new (CPU) | old | output (budget 24576) | <= {TARGET_MS} ms |",
         "|---|---|---|---|---|---|---|",
