@@ -38,6 +38,7 @@ from bridge.results import OutputCheck, redact_json, response_to_result, status_
 from bridge.scopes import CALLER_SCHEMES
 from bridge.status_errors import Redactor
 from bridge.tools import ProgressReporter, ToolContext, _no_progress
+from bridge.trim import OFF_LOOP_BYTES
 from bridge.upstream import UpstreamResponse
 from bridge.validation import ArgumentValidator
 
@@ -304,5 +305,9 @@ class OperationCall:
         self, arguments: Mapping[str, Any] | None, context: CallContext, *, validated: bool = False
     ) -> ApiResponse:
         response = await self.respond(arguments, context, validated=validated)
-        data = _body_data(response.content, self.runtime.credentials.redact)
+        redact = self.runtime.credentials.redact
+        if len(response.content) > OFF_LOOP_BYTES:  # parsing and redacting a big body: off the event loop
+            data = await anyio.to_thread.run_sync(_body_data, response.content, redact)
+        else:
+            data = _body_data(response.content, redact)
         return ApiResponse(response.status, response.content_type, data, response)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+import anyio
 import httpx
 import mcp_types
 
@@ -32,7 +33,7 @@ from bridge.limits import CallerLimits
 from bridge.scopes import requirement
 from bridge.token_exchange import TokenExchanger
 from bridge.tools import Tool, ToolContext
-from bridge.trim import TrimSettings, split_fields
+from bridge.trim import OFF_LOOP_BYTES, TrimSettings, split_fields
 from bridge.upstream import Upstream
 
 __all__ = ["HttpRuntime", "HttpSettings", "make_http_tool", "tools_from_catalogue"]
@@ -141,6 +142,9 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
         context = CallContext.from_tool(ctx, identity=current_identity() if runtime.identities else None)
         response = await call.respond(args, context, validated=True)
         try:
+            if len(response.content) > OFF_LOOP_BYTES:
+                # parsing, redacting and trimming a big body takes milliseconds per 32 KiB: off the loop
+                return await anyio.to_thread.run_sync(functools.partial(call.to_result, response, fields=fields))
             return call.to_result(response, fields=fields)
         except ToolError as exc:
             raise type(exc)(runtime.credentials.redact(str(exc))) from None

@@ -64,7 +64,7 @@ def test_the_slim_install_is_small_and_leaves_out_the_generators_libraries(slim_
     listed = json.loads(_run(slim_venv / "bin" / "python", "-m", "pip", "list", "--format=json"))
     names = {item["name"].lower() for item in listed} - VENV_OWN
     size = _megabytes(_site_packages(slim_venv), VENV_OWN)
-    print(f"slim install: {len(names)} packages, {size:.1f} MB")  # noqa: T201  (the bench reads the same figure)
+    print(f"slim install: {len(names)} packages, {size:.1f} MB")
     assert len(names) <= MAX_PACKAGES, sorted(names)
     assert size <= MAX_MEGABYTES
     assert names.isdisjoint(GENERATOR_ONLY), sorted(names & GENERATOR_ONLY)
