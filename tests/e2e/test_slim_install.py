@@ -80,7 +80,7 @@ async def test_the_slim_install_serves_a_generated_package_over_stdio(slim_venv:
     with anyio.fail_after(60):
         async with Client(stdio_client(params), mode="legacy") as client:
             listed = await client.list_tools()
-            pet = await client.call_tool("getPetById", {"petId": 1})
+            pet = await client.call_tool("getPet", {"petId": 1})
     assert len(listed.tools) == 6
     assert pet.is_error is False
 

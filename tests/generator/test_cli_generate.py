@@ -50,6 +50,7 @@ def test_generate_writes_a_package_and_exits_zero(tmp_path: Path) -> None:
         "hooks.py",
         "manifest.json",
         "models",
+        "requirements.txt",
         "server.py",
     ]
     manifest = json.loads((out / "manifest.json").read_text())
