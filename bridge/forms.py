@@ -48,6 +48,7 @@ from urllib.parse import quote
 from bridge.binding import BodyBinding, PartEncoding
 from bridge.errors import InvalidArgumentsError
 from bridge.files import decode_file
+from bridge.media_types import is_json_media
 from bridge.styles import primitive_text
 
 __all__ = ["ArgNames", "default_style", "multipart", "pruned", "urlencoded"]
@@ -77,11 +78,6 @@ def _encoding(body: BodyBinding, key: str) -> PartEncoding | None:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-def _is_json(media_type: str) -> bool:
-    base = media_type.split(";", 1)[0].strip().lower()
-    return base in ("application/json", "text/json") or base.endswith("+json")
 
 
 def _structured(value: Any) -> bool:
@@ -184,7 +180,7 @@ def multipart(fields: Mapping[str, Any], body: BodyBinding, names: ArgNames) -> 
                 data, mime, filename = decode_file(item, arg)
                 parts.append(_part(key, data, mime or declared or "application/octet-stream", filename or key))
         elif key in body.json_fields or isinstance(value, Mapping):
-            json_type = declared if declared and _is_json(declared) else "application/json"
+            json_type = declared if declared and is_json_media(declared) else "application/json"
             parts.append(_part(key, _json(value).encode("utf-8"), json_type, None))
         elif isinstance(value, list | tuple):
             for item in value:

@@ -7,10 +7,12 @@ decides a body's kind and the runtime serialises it by the same rules.
 from __future__ import annotations
 
 import fnmatch
+import re
 
 from bridge.binding import BodyKind
 
 _JSON_TYPES = ("application/json", "text/json")
+_TEXT_TYPES = ("application/xml", "application/yaml", "application/x-yaml", "application/javascript", "image/svg+xml")
 FORM = "application/x-www-form-urlencoded"
 OCTET_STREAM = "application/octet-stream"
 
@@ -27,12 +29,9 @@ def is_json_media(media_type: str) -> bool:
 
 
 def is_text_media(media_type: str) -> bool:
+    """Text a person can read: ``text/*``, XML, YAML, JavaScript, SVG (requests and answers alike)."""
     base = base_media(media_type)
-    return (
-        base.startswith("text/")
-        or base in ("application/xml", "application/yaml", "application/x-yaml")
-        or base.endswith(("+xml", "+yaml"))
-    )
+    return base.startswith("text/") or base in _TEXT_TYPES or base.endswith(("+xml", "+yaml"))
 
 
 def admits_json(media_type: str) -> bool:
@@ -64,3 +63,27 @@ def infer_kind(media_type: str) -> BodyKind | None:
     if is_text_media(base):
         return "text"  # text/* too: a structured schema there gets kind "json" from the generator
     return None if admits_json(base) else "binary"
+
+
+def charset(content_type: str) -> str:
+    match = re.search(r"charset=\"?([A-Za-z0-9._-]+)", content_type, re.IGNORECASE)
+    return match.group(1) if match else "utf-8"
+
+
+def decode_text(content: bytes, content_type: str) -> str:
+    """An answer's text in its declared charset (UTF-8 when none or unknown), never failing."""
+    try:
+        return content.decode(charset(content_type), errors="replace")
+    except LookupError:
+        return content.decode("utf-8", errors="replace")
+
+
+def looks_textual(body: bytes) -> bool:
+    """An untyped answer that is UTF-8 text (no NUL in its first 4 KiB)."""
+    if b"\x00" in body[:4096]:
+        return False
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -47,7 +47,7 @@ import mcp_types
 
 from bridge.binding import HttpBinding
 from bridge.errors import ToolDefinitionError
-from bridge.media import decode_text, is_json, is_text, looks_textual, media_type
+from bridge.media_types import base_media, decode_text, is_json_media, is_text_media, looks_textual
 from bridge.redact import Redactor as SecretRedactor
 from bridge.status_errors import ERROR_EXCERPT_CHARS, Redactor, identity, status_error
 from bridge.trim import MARKER_KEY, TrimSettings, trim_result
@@ -155,14 +155,14 @@ def response_to_result(
     limits) and the call's ``fields``; text results are cut to ``trim.max_bytes``.
     """
     content_type = response.content_type
-    media = media_type(content_type)
+    media = base_media(content_type)
     body = response.content
     if not body or response.status in (204, 205, 304):
         suffix = "" if response.status in (204, 205, 304) else " (empty body)"
         done = _text(redact(f"Done: {response.status} {response.reason}{suffix}"))  # the reason is upstream text
         return _not_documented([done], "The API answered without a body", output_check=output_check)
 
-    if is_json(media) or (not media and body.lstrip()[:1] in (b"{", b"[")):
+    if is_json_media(media) or (not media and body.lstrip()[:1] in (b"{", b"[")):
         try:
             data = json.loads(body)
         except ValueError:
@@ -174,8 +174,10 @@ def response_to_result(
 
     declared = _declared(media, binding.accept)
     shown = redact(content_type.split(";", 1)[0].strip())  # upstream text too, and it reaches the model
-    why = "The API's answer is not valid JSON" if is_json(media) else f"The API answered {shown or 'untyped data'}"
-    if is_text(media) or is_json(media) or (not media and looks_textual(body)):
+    why = (
+        "The API's answer is not valid JSON" if is_json_media(media) else f"The API answered {shown or 'untyped data'}"
+    )
+    if is_text_media(media) or is_json_media(media) or (not media and looks_textual(body)):
         text = redact(decode_text(body, content_type))
         limit = trim.normalised().max_bytes if trim is not None else None
         blocks: list[mcp_types.ContentBlock] = [_text(t) for t in cap_text(text, limit)]
@@ -205,10 +207,10 @@ def _declared(media: str, accept: Sequence[str]) -> bool:
     if not accept or not media:
         return True
     for entry in accept:
-        declared = media_type(entry)
+        declared = base_media(entry)
         if declared in ("*/*", media) or (declared.endswith("/*") and media.startswith(declared[:-1])):
             return True
-        if is_json(declared) and is_json(media):
+        if is_json_media(declared) and is_json_media(media):
             return True
     return False
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 from bridge.binding import HttpBinding
 from bridge.errors import UpstreamStatusError
-from bridge.media import decode_text, is_json, is_text, looks_textual, media_type
+from bridge.media_types import base_media, decode_text, is_json_media, is_text_media, looks_textual
+from bridge.retry import parse_retry_after
 from bridge.upstream import UpstreamResponse
 
 __all__ = ["ERROR_EXCERPT_CHARS", "Redactor", "identity", "status_error"]
@@ -57,16 +56,16 @@ def status_error(
 def _excerpt(response: UpstreamResponse, redact: Redactor) -> tuple[str, Any]:
     if not response.content:
         return "", None
-    media = media_type(response.content_type)
+    media = base_media(response.content_type)
     text = decode_text(response.content, response.content_type)
     data: Any = None
-    if not response.truncated and (is_json(media) or text.lstrip()[:1] in ("{", "[")):
+    if not response.truncated and (is_json_media(media) or text.lstrip()[:1] in ("{", "[")):
         try:
             data = json.loads(text)
             text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
         except ValueError:
             data = None
-    elif not (is_json(media) or is_text(media) or looks_textual(response.content)):
+    elif not (is_json_media(media) or is_text_media(media) or looks_textual(response.content)):
         return f"({len(response.content)} bytes of {media or 'binary data'})", None
     text = redact(" ".join(text.split()))
     if len(text) > ERROR_EXCERPT_CHARS or response.truncated:
@@ -121,18 +120,9 @@ def _hint(
 
 
 def _retry_after(value: str | None) -> int | None:
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return int(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0, round((when - datetime.now(UTC)).total_seconds()))
+    """Whole seconds to wait, as the retry policy reads ``Retry-After`` (one parser for both)."""
+    wait = parse_retry_after(value)
+    return None if wait is None else round(wait)
 
 
 def _rejected_fields(data: Any, depth: int = 0) -> list[str]:
