@@ -100,6 +100,15 @@ def _catalogue_env(package: Path, base_url: str) -> dict[str, str]:
     return env
 
 
+def _spec_env(spec: Path) -> dict[str, str]:
+    """Credentials for a spec served without a package: the names its in-memory catalogue reads."""
+    from bench.common import fake_environ
+    from bridge.serve import load_target
+
+    catalogue, _ = load_target(str(spec))
+    return child_env(**{k: API_KEY for k in fake_environ(catalogue)})
+
+
 def targets_for(label: str, upstream: str, *, peers: bool, package: bool = True) -> list[Target]:
     """The servers measured on one spec: the package, the spec served directly, and the peers."""
     from bench import peers as peer_setup
@@ -109,11 +118,12 @@ def targets_for(label: str, upstream: str, *, peers: bool, package: bool = True)
     cases = spec["cases"]
     json_spec = peer_setup.spec_as_json(spec["path"])
     out = []
-    env = child_env()
     if package:
         folder = generate_bench.served_package(label)
         env = _catalogue_env(folder, base)
         out.append(Target(BRIDGE, [str(generate_bench.MCP_BRIDGE), "serve", str(folder)], env, calls=cases))
+    else:
+        env = _spec_env(json_spec)
     # the same spec document FastMCP gets, generated in memory at start; same environment as the package
     cmd = [str(generate_bench.MCP_BRIDGE), "serve", str(json_spec), "--base-url", base]
     out.append(Target(BRIDGE_SPEC, cmd, env, calls=cases))
