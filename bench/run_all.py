@@ -176,8 +176,9 @@ def render(data: dict[str, Any]) -> str:
         "",
         f"`make bench` (`python -m bench.run_all{' --quick' if data['quick'] else ''}`), "
         f"{data['date']}, {data['machine']}. Medians of {data['runs']} run(s) per figure, all made in this one "
-        f"invocation ({data['seconds']:.0f} s); load average at start {data.get('load', 'n/a')} on "
-        f"{data.get('cores', 'n/a')} cores. The machine is shared and noisy, so compare ratios, not absolutes. "
+        f"invocation ({data['seconds']:.0f} s); load average (1 / 5 / 15 min) {data.get('load', 'n/a')} at the "
+        f"start and {data.get('load_end', 'n/a')} at the end, on {data.get('cores', 'n/a')} cores. "
+        "The machine is shared and noisy, so compare ratios, not absolutes. "
         f"Versions: mcp-bridge {data['versions']['mcp-bridge']} on mcp {data['versions']['mcp']}; "
         f"{data['peer_notes'].get(FASTMCP, 'n/a')} (own venv, bench/out/.venv-fastmcp); {OMG}.",
         "",
@@ -215,7 +216,8 @@ def render(data: dict[str, Any]) -> str:
                     "ok" if all(g["ok"] for g in mine) else "failed: " + mine[-1]["note"],
                 ]
             )
-    lines += [md_table(["spec", "generator", "median s", "peak RSS MB", "runs (s)", "status"], rows, "llrrll"), ""]
+    headers = ["spec", "generator", "median s", "peak RSS MB", "runs (s)", "status"]
+    lines += [md_table(headers, rows, "llrrll"), ""]
     lines += [
         "### 2. Serve over stdio: start-up, tools/list, memory",
         "",
@@ -445,6 +447,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         f"RSS {result.rss_mb:.0f} MB {result.error[:100]}; {per_call}"
                     )
     data["seconds"] = time.perf_counter() - start
+    data["load_end"] = _load()
     data["notes"] = [
         "- Cold start is measured from just before the process is spawned to the `initialize` answer; the "
         "SDK import floor is the same interpreter importing `mcp.server.lowlevel` and `mcp.server.stdio` only.",
