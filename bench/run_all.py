@@ -291,6 +291,10 @@ def _calls_section(data: dict[str, Any]) -> list[str]:
     return [*lines, md_table([*headers, "errors"], rows, "llrrrrlll"), ""]
 
 
+def _tick(label: str) -> str:
+    return label.replace(" ", "\n").replace("openapi-mcp-", "openapi-\nmcp-")
+
+
 def plot(data: dict[str, Any], folder: Path = BENCH_DIR) -> list[Path]:
     import matplotlib
 
@@ -310,7 +314,7 @@ def plot(data: dict[str, Any], folder: Path = BENCH_DIR) -> list[Path]:
         values = [figures.call_median(data, spec, lb, key, "call_ms") for lb, key in zip(labels, keys, strict=True)]
         bars = ax.bar(range(len(labels)), values, color=[colours[label] for label in labels])
         ax.bar_label(bars, labels=[fmt(v, 2) for v in values], fontsize=8)
-        ax.set_xticks(range(len(labels)), [label.replace(" ", "\n") for label in labels], fontsize=7)
+        ax.set_xticks(range(len(labels)), [_tick(label) for label in labels], fontsize=7)
         ax.set_ylabel("ms per call (median of runs)")
         ax.set_title(f"{spec} {case}: sequential tools/call over stdio", fontsize=9)
     fig.tight_layout()
@@ -326,7 +330,7 @@ def plot(data: dict[str, Any], folder: Path = BENCH_DIR) -> list[Path]:
         values = [max((i["tools_bytes"] for i in serve[spec][label]), default=0) / 1024 for label in labels]
         bars = ax.bar(range(len(labels)), values, color=[colours[label] for label in labels])
         ax.bar_label(bars, labels=[f"{v:,.0f} KiB" for v in values], fontsize=8)
-        ax.set_xticks(range(len(labels)), [label.replace(" ", "\n") for label in labels], fontsize=7)
+        ax.set_xticks(range(len(labels)), [_tick(label) for label in labels], fontsize=7)
         ax.set_ylabel("tools/list result, KiB")
         ax.set_title(f"{spec}: tools/list size")
     fig.tight_layout()

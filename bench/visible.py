@@ -6,8 +6,9 @@ A server's ``tools/list`` answer, as a client received it (a list of tool dicts)
   order, ``ensure_ascii=False``, no spaces) counted with o200k_base, summed over the tools. Only
   those three members reach the model's context in the common clients; annotations, output schemas
   and ``_meta`` stay with the client;
-- bytes: the compact JSON of the whole result (``{"tools": [...]}``, cursor pages summed), which
-  is what :meth:`bench.common.StdioPeer.list_tools_raw` measures on the wire side.
+- bytes: the compact JSON of the whole result (``{"tools": [...]}``, cursor pages summed), as
+  :meth:`bench.common.StdioPeer.list_tools_raw` measures each answer it receives: re-encoded by one
+  encoder, so every server's list is measured alike whatever its own JSON spacing.
 
 In-process tool lists (bench/tokens.py's before/after compaction) go through the same functions
 after being dumped as the wire would carry them (:func:`wire_dicts`), so the figures compare.
