@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench import figures as f
-from bench import headline, run_all, targets
+from bench import headline, report, run_all, targets
 from bench.common import fmt
 from tests.bench.data import SERVERS, run_data
 
@@ -53,7 +53,7 @@ def test_no_bold_on_a_row_the_bridge_loses() -> None:
     wins = {"cold_start_s": 0.3, "tools_list_first_s": 0.01, "tools_list_s": 0.005, "rss_mb": 80.0}
     wins |= {"tools_bytes": 1e6, "call_ms": 1.0, "calls_per_s": 900.0, "cpu_ms": 1.0, "tokens": 100_000}
     data = run_data({f.BRIDGE: loses, f.BRIDGE_SPEC: loses, f.FASTMCP: wins, f.OMG: wins})
-    text = run_all.render(data)
+    text = report.render(data)
     bold = _bold_cells_by_column(text)
     assert bold, "the peers' best cells are bold"
     assert all(column not in (f.BRIDGE, f.BRIDGE_SPEC) for column, _ in bold)
