@@ -115,7 +115,8 @@ def _calls_section(data: dict[str, Any]) -> list[str]:
         "for all its cases; the upstream is `bench.serve_bench:upstream_app` under uvicorn in its own process. "
         f"Cases: {cases}. `output` is the first answer's `structuredContent` checked against the tool's "
         "advertised `outputSchema` (jsonschema, draft 2020-12). `direct httpx` is the same GET from one pooled "
-        "`httpx.AsyncClient`; `SDK floor server` is a low-level `Server` answering a constant tool.",
+        "`httpx.AsyncClient`, its CPU column the bench process's own CPU per request (what an httpx request costs "
+        "whoever sends it); `SDK floor server` is a low-level `Server` answering a constant tool.",
         "",
     ]
     rows = []

@@ -188,8 +188,8 @@ def _floor_runs(data: dict[str, Any], upstream: Any, calls: int) -> None:
         data["serve"][spec].setdefault(FLOOR, []).append(_row(floor))
         direct = ServeRun(DIRECT)
         for case in SPECS[spec]["cases"]:
-            ms = serve_bench.run(serve_bench.measure_direct(upstream.url + case.direct, calls=calls))
-            direct.calls[case.key] = CallRun(tool="GET " + case.direct, call_ms=ms, calls_per_s=1000 / ms)
+            ms, cpu = serve_bench.run(serve_bench.measure_direct(upstream.url + case.direct, calls=calls))
+            direct.calls[case.key] = CallRun(tool="GET " + case.direct, call_ms=ms, calls_per_s=1000 / ms, cpu_ms=cpu)
         data["serve"][spec].setdefault(DIRECT, []).append(_row(direct))
 
 

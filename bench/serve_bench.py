@@ -317,18 +317,23 @@ async def measure(
     return run
 
 
-async def measure_direct(url: str, *, calls: int, warmup: int = 20, headers: Mapping[str, str] | None = None) -> float:
-    """ms per sequential GET of ``url`` with one pooled httpx.AsyncClient (the upstream's own floor)."""
+async def measure_direct(
+    url: str, *, calls: int, warmup: int = 20, headers: Mapping[str, str] | None = None
+) -> tuple[float, float]:
+    """ms per sequential GET of ``url`` with one pooled httpx.AsyncClient (the upstream's own floor),
+    and this process's CPU ms per GET: what one httpx request costs whoever sends it."""
     import httpx
 
     async with httpx.AsyncClient(headers=dict(headers or {}), trust_env=False) as client:
         for _ in range(warmup):
             (await client.get(url)).raise_for_status()
+        cpu = time.process_time()
         start = time.perf_counter()
         for _ in range(calls):
             response = await client.get(url)
             response.raise_for_status()
-        return 1000 * (time.perf_counter() - start) / calls
+        wall = time.perf_counter() - start
+        return 1000 * wall / calls, 1000 * (time.process_time() - cpu) / calls
 
 
 def import_floor() -> tuple[float, float]:
