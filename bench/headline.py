@@ -65,6 +65,17 @@ def metrics(data: dict[str, Any], spec: str) -> list[Metric]:
     return out
 
 
+def answers(data: dict[str, Any], spec: str, case: str) -> list[str]:
+    """What each server's first answer of ``case`` was, checked against its outputSchema (not ranked)."""
+    return [
+        "; ".join(sorted({c["output"] for c in f.call_runs(data, spec, label, case) if c.get("output")})) or "n/a"
+        for label in COLUMNS
+    ]
+
+
 def table(data: dict[str, Any], spec: str) -> str:
     rows = [[m.label, *mark_best(m.values, m.digits, higher_better=m.higher_better)] for m in metrics(data, spec)]
+    rows += [
+        [f"`{case}` answer vs outputSchema", *answers(data, spec, case)] for case in data.get("cases", {}).get(spec, [])
+    ]
     return md_table([spec, *COLUMNS], rows, "l" + "r" * len(COLUMNS))
