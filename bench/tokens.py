@@ -9,12 +9,16 @@ from anywhere else.
 
 Measured on GitHub's spec (@octokit/openapi, from tests/node):
 
-1. model-visible tool list (name + description + inputSchema of every tool, compact JSON) before
-   (the converter's output as generated before compaction) and after (compaction, output shaping,
-   shared argument descriptions, the ``fields`` argument), plus the server instructions;
+1. model-visible tool list (bench/visible.py: the compact JSON of name + description + inputSchema
+   of every tool, o200k_base) before (the converter's output as generated before compaction) and
+   after (compaction, output shaping, shared argument descriptions, the ``fields`` argument), plus
+   the server instructions; then the real ``tools/list`` of ``mcp-bridge serve spec.json``, FastMCP
+   4.2.3 and openapi-mcp-generator 4.0.1, each spawned here over stdio and counted with the same
+   function and counter (no peer figure is typed in: a peer that cannot run shows "not measured");
 2. constraint counts (types, enums, required names, bounds, patterns, formats, defaults, closed
    objects) before and after compaction, input and output schemas, which must be equal;
-3. the whole ``tools/list`` answer in bytes, with and without output schemas;
+3. the whole ``tools/list`` answer in bytes (compact JSON of the result), with and without output
+   schemas, and the same for the served lists;
 4. the discovery-mode tool list (three tools) and its instructions;
 5. results: a deterministic sample of GET operations, each answered by a fake upstream with a
    response generated from the operation's (full, uncompacted) output schema, run through the
@@ -35,15 +39,26 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench.common import BENCH_DIR, OUT_DIR, ROOT, fake_environ, tools_list_json
+from bench.common import BENCH_DIR, OUT_DIR, ROOT, fake_environ
+from bench.figures import BRIDGE_SPEC, FASTMCP, OMG
+from bench.targets import GITHUB_LIST_BYTES, GITHUB_TOKENS, judge
+from bench.visible import (
+    TOKENIZER_DIR,
+    how_counted,
+    list_bytes,
+    model_visible_tokens,
+    token_counter,
+    visible_json,
+    wire_dicts,
+)
 
-TOKENIZER_DIR = BENCH_DIR / "tokenizer"
 REPORT = BENCH_DIR / "TOKENS.md"
+SERVED = (BRIDGE_SPEC, FASTMCP, OMG)
+DISCOVERY_TOKENS = 3_000  # discovery mode's three tools, model-visible
+RESULT_REDUCTION = 0.5  # trimmed results against the whole bodies
 RESULT_SAMPLE = 60
 SEED = 20261130
 LIST_ITEMS = 30  # GitHub's default per_page
-PEERS = {"FastMCP 4.2.3": 357_343, "openapi-mcp-generator 4.0.1": 373_631}  # notes/measurements.md
-PEER_BYTES = {"FastMCP 4.2.3": 11_654_167, "openapi-mcp-generator 4.0.1": 1_699_528}  # notes/peers.md §4
 
 
 def ensure_tokenizer() -> Path:
@@ -55,10 +70,6 @@ def ensure_tokenizer() -> Path:
 
 
 # ------------------------------------------------------------------------------ tool lists
-
-
-def _visible(counter: Any, tools: Any) -> int:
-    return sum(counter.count(t.name) + counter.count(t.description) + counter.count_json(t.input_schema) for t in tools)
 
 
 def _registry_tools(catalogue: Any, *, discovery: bool = False) -> list[Any]:
@@ -73,11 +84,34 @@ def _registry_tools(catalogue: Any, *, discovery: bool = False) -> list[Any]:
     return [(tool, wire_tool(tool)) for tool in served]
 
 
-def _visible_wire(counter: Any, pairs: list[Any]) -> int:
-    return sum(
-        counter.count(tool.name) + counter.count(tool.description) + counter.count_json(dict(tool.input_schema))
-        for tool, _ in pairs
-    )
+def _wire(pairs: list[Any]) -> list[dict[str, Any]]:
+    return wire_dicts(w for _, w in pairs)
+
+
+def served_lists(counter: Any) -> dict[str, dict[str, Any]]:
+    """Each server's real GitHub tools/list over stdio, counted like the in-process lists (bench/visible.py)."""
+    from bench import serve_bench
+    from bench.run_all import prepare_peers, targets_for
+
+    notes = prepare_peers(["github"], install=True)
+    found = {t.label: t for t in targets_for("github", "http://127.0.0.1:9", peers=True, package=False)}
+    out: dict[str, dict[str, Any]] = {}
+    for label in SERVED:
+        if label not in found:
+            note = notes.get(label) or notes.get(f"{label} github") or "not set up"
+            out[label] = {"error": f"not measured: {note}"}
+            continue
+        run = serve_bench.run(serve_bench.measure(found[label], calls=0, keep_tools=True))
+        if run.error or not run.tool_list:
+            out[label] = {"error": f"not measured: {run.error or 'empty tools/list'}"}
+            continue
+        out[label] = {
+            "tools": run.tools,
+            "tokens": model_visible_tokens(run.tool_list, counter),
+            "bytes": run.tools_bytes,
+            "error": "",
+        }
+    return out
 
 
 def _constraints(before_api: Any, after_api: Any) -> dict[str, dict[str, dict[str, int]]]:
@@ -306,7 +340,6 @@ async def _results(raw_api: Any, catalogue: Any, counter: Any, sample: int) -> d
 
 def measure() -> dict[str, Any]:
     from bridge.serve import server_instructions
-    from bridge.tokens import load_counter
     from generator.compact import CompactSettings, compact_api
     from generator.generate import finish_catalogue
     from generator.load import load_spec
@@ -315,7 +348,7 @@ def measure() -> dict[str, Any]:
     from generator.render import catalogue_from_api
     from tests.node_tools import github_spec
 
-    counter = load_counter(npm_dirs=[ensure_tokenizer()])
+    counter = token_counter()
     spec = github_spec()
     options = GenerateOptions()
     loaded = load_spec(str(spec), validate=False)
@@ -349,7 +382,7 @@ def measure() -> dict[str, Any]:
 
     data: dict[str, Any] = {
         "machine": f"{platform.system()} {platform.machine()}, Python {platform.python_version()}",
-        "counter": counter.source.replace(str(ROOT) + "/", ""),
+        "counter": how_counted(counter),
         "exact": counter.exact,
         "spec": str(spec.relative_to(ROOT)),
         "tools": tools_count,
@@ -357,18 +390,18 @@ def measure() -> dict[str, Any]:
         "with_fields": sum(1 for t in catalogue.tools if t.binding.fields_arg),
         "parse_s": round(parsed_s, 2),
         "lean_s": round(lean_s, 2),
-        "visible_before": _visible_wire(counter, before_pairs),
-        "visible_after": _visible_wire(counter, after_pairs),
-        "visible_after_no_output": _visible_wire(counter, no_out_pairs),
+        "visible_before": model_visible_tokens(_wire(before_pairs), counter),
+        "visible_after": model_visible_tokens(_wire(after_pairs), counter),
+        "visible_after_no_output": model_visible_tokens(_wire(no_out_pairs), counter),
         "description_before": sum(counter.count(t.description) for t in before_catalogue.tools),
         "description_after": sum(counter.count(t.description) for t in catalogue.tools),
         "input_before": sum(counter.count_json(t.input_schema) for t in before_catalogue.tools),
         "input_after": sum(counter.count_json(t.input_schema) for t in catalogue.tools),
         "instructions_tokens": counter.count(server_instructions(catalogue, "tools", tools_count)),
         "shared_arguments": len(catalogue.shared_arguments),
-        "bytes_before": len(tools_list_json([w for _, w in before_pairs])),
-        "bytes_after": len(tools_list_json([w for _, w in after_pairs])),
-        "bytes_after_no_output": len(tools_list_json([w for _, w in no_out_pairs])),
+        "bytes_before": list_bytes(_wire(before_pairs)),
+        "bytes_after": list_bytes(_wire(after_pairs)),
+        "bytes_after_no_output": list_bytes(_wire(no_out_pairs)),
         "output_bytes_before": sum(
             len(json.dumps(t.output_schema, separators=(",", ":"), ensure_ascii=False).encode())
             for t in before_catalogue.tools
@@ -379,15 +412,15 @@ def measure() -> dict[str, Any]:
             for t in catalogue.tools
             if t.output_schema is not None
         ),
-        "discovery_visible": _visible_wire(counter, discovery_pairs),
-        "discovery_bytes": len(tools_list_json([w for _, w in discovery_pairs])),
+        "discovery_visible": model_visible_tokens(_wire(discovery_pairs), counter),
+        "discovery_bytes": list_bytes(_wire(discovery_pairs)),
         "discovery_instructions_tokens": counter.count(server_instructions(catalogue, "discovery", tools_count)),
         "constraints": _constraints(raw, compacted),
         "largest_after": sorted(
-            ((counter.count(t.description) + counter.count_json(t.input_schema), t.name) for t in catalogue.tools),
-            reverse=True,
+            ((counter.count(visible_json(t)), t["name"]) for t in _wire(after_pairs)), reverse=True
         )[:5],
     }
+    data["served"] = served_lists(counter)
     data["bytes_parts_after"] = _parts([w for _, w in after_pairs])
     data["results"] = asyncio.run(_results(raw, catalogue, counter, RESULT_SAMPLE))
     return data
@@ -400,6 +433,36 @@ def _parts(wires: list[Any]) -> dict[str, int]:
         for key, value in dumped.items():
             parts[key] += len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()) + len(key) + 4
     return dict(parts.most_common())
+
+
+def _served_table(data: dict[str, Any]) -> list[str]:
+    """The served lists, best cell per column in bold, and the two GitHub targets judged on the bridge's."""
+    from bench.headline import mark_best
+
+    served = data["served"]
+    nan = float("nan")
+    tokens = [float(served[label].get("tokens", nan)) for label in SERVED]
+    sizes = [float(served[label].get("bytes", nan)) for label in SERVED]
+    rows = zip(SERVED, mark_best(tokens, 0), mark_best(sizes, 0), strict=True)
+    lines = ["| served tools/list | tools | tokens | bytes | |", "|---|---:|---:|---:|---|"]
+    lines += [
+        f"| {label} | {served[label].get('tools', 'n/a')} | {t} | {b} | {served[label].get('error', '')} |"
+        for label, t, b in rows
+    ]
+    own = served[BRIDGE_SPEC]
+    lines += [
+        "",
+        f"Targets on the bridge's served list: tokens <= {GITHUB_TOKENS:,}: "
+        f"{judge(float(own.get('tokens', nan)), GITHUB_TOKENS)}; bytes <= {GITHUB_LIST_BYTES:,}: "
+        f"{judge(float(own.get('bytes', nan)), GITHUB_LIST_BYTES)}. In process the same list counts "
+        f"{data['visible_after']:,} tokens and {data['bytes_after']:,} bytes"
+        + (
+            " (the same)."
+            if (own.get("tokens"), own.get("bytes")) == (data["visible_after"], data["bytes_after"])
+            else " (not what was served: the targets are judged on the served list)."
+        ),
+    ]
+    return lines
 
 
 def _pct(before: float, after: float) -> str:
@@ -415,29 +478,37 @@ def report(data: dict[str, Any]) -> str:
         f"Generated by `python -m bench.tokens` on {data['machine']}. Spec: `{data['spec']}` "
         f"({data['tools']} tools, {data['with_output_schema']} with an output schema, {data['with_fields']} with a "
         "`fields` argument).",
-        f"Token counter: {data['counter']}" + ("" if data["exact"] else " — **estimates, not exact**") + ".",
         "",
         "## Tool list: what the model pays before the first call",
         "",
-        "Model-visible = name + description + inputSchema of every tool (compact JSON), o200k_base.",
+        f"Every figure here is counted one way (bench/visible.py): tokens = {data['counter']}; bytes = the "
+        "compact JSON of the `tools/list` result. The served lists were measured in this run, each server "
+        "spawned over stdio on the same spec file; the best cell of each column is in bold, whoever holds it.",
         "",
-        "| | tokens | vs before |",
-        "|---|---:|---:|",
-        f"| mcp-bridge before compaction | {data['visible_before']:,} | |",
-        f"| **mcp-bridge after** (target ≤ 180,000) | **{data['visible_after']:,}** | "
-        f"−{_pct(data['visible_before'], data['visible_after'])} |",
-        f"| mcp-bridge after, `--no-output-schemas` (no `fields` argument) | {data['visible_after_no_output']:,} | "
-        f"−{_pct(data['visible_before'], data['visible_after_no_output'])} |",
-        *(f"| {name} (notes/measurements.md) | {value:,} | |" for name, value in PEERS.items()),
+        *_served_table(data),
         "",
-        f"Of which descriptions {data['description_before']:,} → {data['description_after']:,} tokens and input "
+        "mcp-bridge in process, before and after compaction (the same counting, on the tools as the wire carries "
+        "them):",
+        "",
+        "| | tokens | vs before | bytes | vs before |",
+        "|---|---:|---:|---:|---:|",
+        f"| before compaction | {data['visible_before']:,} | | {data['bytes_before']:,} | |",
+        f"| after (what `serve` sends) | {data['visible_after']:,} | "
+        f"−{_pct(data['visible_before'], data['visible_after'])} | {data['bytes_after']:,} | "
+        f"−{_pct(data['bytes_before'], data['bytes_after'])} |",
+        f"| after, `--no-output-schemas` (no `fields` argument) | {data['visible_after_no_output']:,} | "
+        f"−{_pct(data['visible_before'], data['visible_after_no_output'])} | {data['bytes_after_no_output']:,} | "
+        f"−{_pct(data['bytes_before'], data['bytes_after_no_output'])} |",
+        "",
+        "Counted on their own (so not adding up to the JSON count above): descriptions "
+        f"{data['description_before']:,} → {data['description_after']:,} tokens and input "
         f"schemas {data['input_before']:,} → {data['input_after']:,}. The server instructions add "
         f"{data['instructions_tokens']:,} tokens once: the trimming conventions and the "
         f"{data['shared_arguments']} argument descriptions shared by many tools (said once there instead of in "
         "every tool).",
         f"Generation: parse {data['parse_s']} s, compaction + output shaping {data['lean_s']} s.",
         "",
-        "Largest tools after (description + inputSchema tokens): "
+        "Largest tools after (tokens of name + description + inputSchema): "
         + ", ".join(f"`{name}` {tokens:,}" for tokens, name in data["largest_after"])
         + ".",
         "",
@@ -462,16 +533,7 @@ def report(data: dict[str, Any]) -> str:
         f"All counts equal: **{'yes' if same else 'NO'}**. (The advertised output schema then widens "
         "further for trimming, on purpose: see bridge/trim.py.)",
         "",
-        "## Whole tools/list (bytes, compact JSON, as the server sends it)",
-        "",
-        "| | bytes | vs before |",
-        "|---|---:|---:|",
-        f"| mcp-bridge before (full output schemas) | {data['bytes_before']:,} | |",
-        f"| **mcp-bridge after, with output schemas** (target ≤ 1,200,000) | **{data['bytes_after']:,}** | "
-        f"−{_pct(data['bytes_before'], data['bytes_after'])} |",
-        f"| mcp-bridge after, `--no-output-schemas` | {data['bytes_after_no_output']:,} | "
-        f"−{_pct(data['bytes_before'], data['bytes_after_no_output'])} |",
-        *(f"| {name} (notes/peers.md §4) | {value:,} | |" for name, value in PEER_BYTES.items()),
+        "## Whole tools/list bytes",
         "",
         f"Output schemas alone: {data['output_bytes_before']:,} → {data['output_bytes_after']:,} bytes. "
         "Parts of the list after: "
@@ -480,7 +542,8 @@ def report(data: dict[str, Any]) -> str:
         "",
         "## Discovery mode",
         "",
-        f"Three tools: **{data['discovery_visible']:,} tokens** model-visible (target ≤ 3,000), "
+        f"Three tools: {data['discovery_visible']:,} tokens model-visible (target ≤ {DISCOVERY_TOKENS:,}: "
+        f"{judge(data['discovery_visible'], DISCOVERY_TOKENS)}), "
         f"{data['discovery_bytes']:,} bytes of tools/list; instructions {data['discovery_instructions_tokens']:,} "
         "tokens.",
         "",
@@ -495,8 +558,9 @@ def report(data: dict[str, Any]) -> str:
         "| | tokens |",
         "|---|---:|",
         f"| untrimmed JSON (the whole body) | {r['before_tokens']:,} |",
-        f"| **trimmed** (the text the model reads) | **{r['after_tokens']:,}** |",
-        f"| reduction, all results (target ≥ 50%) | **{r['reduction'] * 100:.1f}%** |",
+        f"| trimmed (the text the model reads) | {r['after_tokens']:,} |",
+        f"| reduction, all results (target ≥ {RESULT_REDUCTION:.0%}: "
+        f"{judge(r['reduction'], RESULT_REDUCTION, at_least=True)}) | {r['reduction'] * 100:.1f}% |",
         f"| median reduction per operation | {r['median_reduction'] * 100:.1f}% |",
         "",
         f"{r['cut']} of {r['operations']} results were cut (with a `_truncated` note); "
