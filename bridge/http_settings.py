@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import metadata
 
 import httpx
 
 from bridge.retry import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_MAX, RETRY_STATUSES, RetryPolicy
+from bridge.version import bridge_version
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 30.0
@@ -30,11 +30,7 @@ DEFAULT_MAX_QUEUED_CALLS = 256
 DEFAULT_MAX_CONNECTIONS = DEFAULT_MAX_CONCURRENT_CALLS
 DEFAULT_MAX_KEEPALIVE_CONNECTIONS = 10
 
-try:
-    _VERSION = metadata.version("mcp-bridge")
-except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
-    _VERSION = "0"
-USER_AGENT = f"mcp-bridge/{_VERSION}"
+USER_AGENT = f"mcp-bridge/{bridge_version()}"
 
 ACCEPT_ENCODING = "gzip, deflate"
 """The only codings the bridge decodes (bounded, with zlib); pinned so httpx never advertises

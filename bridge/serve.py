@@ -207,7 +207,7 @@ def build_bridge_server(
     tools' included; without it only the structural credential spellings are scrubbed.
     ``max_argument_bytes`` caps one call's arguments (0: no cap).
     """
-    from bridge.render_version import bridge_version
+    from bridge.version import bridge_version
 
     mode = mode or catalogue.mode
     served = discovery_registry(registry, catalogue) if mode == "discovery" else registry

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import jinja2
 
 from bridge.binding import CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue, ToolEntry
 from bridge.runtime_requirements import requirements_txt
+from bridge.version import bridge_version
 from generator.ir import Api
 from generator.issues import Issue, Level
 from generator.models import render_model_modules
@@ -39,13 +39,6 @@ class RunCommand:
 
 
 DEFAULT_RUN = RunCommand()
-
-
-def generator_version() -> str:
-    try:
-        return version("mcp-bridge")
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        return "0+unknown"
 
 
 def catalogue_from_api(api: Api) -> Catalogue:
@@ -121,7 +114,7 @@ def render_package(
         "api": api,
         "catalogue": catalogue,
         "spec_source": spec_source,
-        "generator_version": generator_version(),
+        "generator_version": bridge_version(),
         "env_vars": _env_vars(catalogue),
         "serve_command": shlex.join([run.program[0], *args]),
         "client_configs": _client_configs(api.name, catalogue, run.program[0], args),
@@ -153,7 +146,7 @@ def render_package(
     package.files[MANIFEST_FILE] = dump_json(
         {
             "name": api.name,
-            "generator": f"mcp-bridge {generator_version()}",
+            "generator": f"mcp-bridge {bridge_version()}",
             "spec": {"source": spec_source, "sha256": spec_sha256},
             "files": sorted([*package.files, MANIFEST_FILE]),
             "tools": manifest_tools(api),

@@ -9,6 +9,7 @@ counted: every venv has them.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -52,10 +53,17 @@ def _megabytes(folder: Path, skip: set[str]) -> float:
 
 @pytest.fixture(scope="module")
 def slim_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    venv = tmp_path_factory.mktemp("slim") / "venv"
+    folder = tmp_path_factory.mktemp("slim")
+    source = folder / "source"  # a copy: building in the checkout would leave build/ and egg-info there
+    for name in ("pyproject.toml", "README.md"):
+        source.mkdir(exist_ok=True)
+        shutil.copy2(ROOT / name, source / name)
+    for name in ("bridge", "generator"):
+        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+    venv = folder / "venv"
     _run(sys.executable, "-m", "venv", venv)
     python = venv / "bin" / "python"
-    _run(python, "-m", "pip", "install", "--quiet", "--no-deps", ROOT)
+    _run(python, "-m", "pip", "install", "--quiet", "--no-deps", source)
     _run(python, "-m", "pip", "install", "--quiet", "-r", PACKAGE / "requirements.txt")
     return venv
 
