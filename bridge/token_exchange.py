@@ -24,7 +24,7 @@ import anyio
 import httpx
 
 from bridge.errors import CredentialsError
-from bridge.outbound import Endpoint, OutboundError
+from bridge.outbound import DEFAULT_TIMEOUT, Endpoint, OutboundError
 
 logger = logging.getLogger("bridge")
 
@@ -45,6 +45,7 @@ class ExchangeSettings:
     client_secret: str = field(repr=False)
     audience: str
     transport: httpx.AsyncBaseTransport | None = field(default=None, repr=False, compare=False)
+    timeout: float = DEFAULT_TIMEOUT  # the whole exchange, answer included
 
 
 @dataclass(slots=True)
@@ -63,7 +64,7 @@ class TokenExchanger:
     ) -> None:
         self.settings = settings
         self._endpoint = Endpoint.configured(
-            settings.token_url, "the token-exchange endpoint", transport=settings.transport
+            settings.token_url, "the token-exchange endpoint", transport=settings.transport, timeout=settings.timeout
         )
         self._remember = remember  # redaction learns every exchanged token
         self._clock = clock
