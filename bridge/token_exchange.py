@@ -5,9 +5,12 @@ bridge, authenticated as its own confidential client, exchanges the caller's acc
 subject token) at the configured token endpoint for a token whose audience is the upstream API
 and whose scopes are the operation's. The caller's token goes nowhere else.
 
-Exchanged tokens are kept per (subject, audience, scopes) until shortly before they expire, for
-at most :data:`MAX_CACHED` keys; one exchange is in flight per key, so a burst of calls by one
-user costs one request to the authorization server. A failed exchange is a
+Exchanged tokens are kept per (subject token, audience, scopes) until shortly before they expire,
+for at most :data:`MAX_CACHED` keys; one exchange is in flight per key, so a burst of calls by
+one user costs one request to the authorization server. The key is the caller's token itself
+(as a digest), not only its subject: the authorization server decides per subject token (which
+client got it, with which scopes, whether it may be exchanged at all), so a token exchanged for
+one of a user's tokens is never handed to a call made with another. A failed exchange is a
 :class:`~bridge.errors.CredentialsError` that says what failed, never showing a token.
 """
 
@@ -75,10 +78,11 @@ class TokenExchanger:
 
     @staticmethod
     def _subject_key(subject: str | None, subject_token: str) -> str:
-        # Without a subject claim, the token itself (as a digest) is the only safe key.
-        return subject or "token:" + hashlib.sha256(subject_token.encode()).hexdigest()
+        digest = hashlib.sha256(subject_token.encode("utf-8", "surrogateescape")).hexdigest()
+        return f"{subject or '-'}:{digest}"
 
     async def token_for(self, subject: str | None, subject_token: str, scopes: tuple[str, ...]) -> str:
+        """An upstream token for the caller of ``subject_token``: cached, or exchanged now."""
         key = (self._subject_key(subject, subject_token), self.settings.audience, tuple(sorted(set(scopes))))
         cached = self._fresh(key)
         if cached is not None:
