@@ -285,18 +285,20 @@ class OperationCall:
         return limits.slot(identity.subject or identity.client_id or "unknown")
 
     def _audit(self, context: CallContext, status: str, seconds: float) -> None:
-        # Names, ids and the status only: never argument values, never tokens.
+        # Names, ids and the status only: never argument values, never tokens. One line of
+        # space-separated key=value fields whose values never hold a space, so it splits back.
         identity = context.identity
         level = logging.INFO if identity is not None else logging.DEBUG
         if audit.isEnabledFor(level):
             audit.log(
                 level,
-                "call subject=%s client=%s tool=%s operation=%s status=%s ms=%.1f",
+                "call subject=%s client=%s tool=%s method=%s path=%s status=%s ms=%.1f",
                 _field(identity.subject if identity else None),
                 _field(identity.client_id if identity else None),
                 _field(context.surface),
-                self.operation,
-                status,
+                _field(self.entry.binding.method),
+                _field(self.entry.binding.path),
+                _field(status),
                 seconds * 1000,
             )
 

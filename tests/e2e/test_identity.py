@@ -232,8 +232,39 @@ async def test_every_call_leaves_one_audit_line_without_tokens_or_arguments(capl
         await b.rpc(ann, "tools/call", {"name": "list_pets", "arguments": {}})
     lines = [r.getMessage() for r in caplog.records if r.name == "bridge.audit"]
     assert len(lines) == 1
-    assert lines[0].startswith("call subject=ann client=cli-7 tool=list_pets operation=GET /pets status=200 ms=")
+    assert lines[0].startswith("call subject=ann client=cli-7 tool=list_pets method=GET path=/pets status=200 ms=")
     assert token not in caplog.text
+
+
+AUDIT_KEYS = ["subject", "client", "tool", "method", "path", "status", "ms"]
+
+
+@pytest.mark.parametrize(
+    "subject",
+    [
+        "ann status=200 subject=root",
+        "ann\ncall subject=root client=x tool=list_pets method=GET path=/pets status=200 ms=1",
+        "ann\r\n\tbob",
+        "\u2028ann\u0085\x1b[31m",
+        "x" * 5000,
+        "",
+    ],
+    ids=["spaces", "newline-forged-line", "crlf-tab", "unicode-separators-and-escape", "huge", "empty"],
+)
+async def test_an_audit_line_cannot_be_forged_or_bloated_by_a_claim(
+    caplog: pytest.LogCaptureFixture, subject: str
+) -> None:
+    caplog.set_level(logging.INFO, logger="bridge.audit")
+    async with bridge() as b:
+        ann = await b.session(b.auth_server.token(sub=subject, client_id="cli 7\nx", scope="pets:read"))
+        await b.rpc(ann, "tools/call", {"name": "list_pets", "arguments": {}})
+    [line] = [r.getMessage() for r in caplog.records if r.name == "bridge.audit"]
+    assert line.isprintable() and len(line) < 600
+    words = line.split(" ")
+    assert words[0] == "call"
+    fields = dict(word.split("=", 1) for word in words[1:])
+    assert list(fields) == AUDIT_KEYS
+    assert fields["tool"] == "list_pets" and fields["path"] == "/pets" and fields["status"] == "200"
 
 
 async def test_one_user_cannot_hold_more_than_their_share_of_upstream_calls() -> None:
