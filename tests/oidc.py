@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -268,9 +268,10 @@ class CheckingUpstream:
 
 
 @asynccontextmanager
-async def serving(app: Any, port: int) -> AsyncIterator[None]:
+async def serving(app: Any, port: int, *, lifespan: Literal["on", "off"] = "off") -> AsyncIterator[None]:
     """``app`` under uvicorn on 127.0.0.1:``port`` in this event loop, until the block ends."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan=lifespan)
+    server = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve)
         try:

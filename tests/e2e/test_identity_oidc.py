@@ -20,13 +20,16 @@ from typing import Any
 
 import anyio
 import httpx
+import jwt
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from bridge.client_auth import ClientAuth, ClientTokenVerifier
+from bridge.client_auth import ClientAuth, ClientTokenVerifier, ExchangeOptions
 from bridge.demo_upstream import free_port
+from bridge.serve import ServeOptions, build_bridge_server, build_http_app, build_registry, build_runtime
+from tests.bridge.fake_upstream import catalogue_from_spec, entry_from_spec
 from tests.e2e.conftest import ROOT, STARTUP_TIMEOUT, port_accepts, stop_process, subprocess_env
 from tests.e2e.test_http_security import INITIALIZE, MCP_HEADERS, bearer
 from tests.e2e.test_ts_client import run_ts_client, ts_client  # noqa: F401  (ts_client is a fixture)
@@ -269,24 +272,39 @@ async def test_a_key_rotated_but_not_published_costs_one_jwks_refresh_then_401(t
     assert stats["jwks"] == 1  # one refresh for the unknown kid, none for the next within 30 s
 
 
-async def test_rotated_keys_are_picked_up_with_one_refresh(tmp_path: Path) -> None:
+async def test_the_bridge_picks_rotated_keys_up_with_one_jwks_refresh(tmp_path: Path) -> None:
+    # In process (uvicorn), so the test can move the key set's clock past the 30 s refresh bound.
     async with running_provider(tmp_path / "oidc.log") as provider:
-        resource = "http://127.0.0.1:8000/mcp"
-        auth = ClientAuth(resource_url=resource, issuer=provider.issuer, jwks_url=provider.jwks_url)
-        verifier = ClientTokenVerifier(auth)
+        upstream = CheckingUpstream(provider.issuer)
+        upstream_port, port = free_port(), free_port()
+        spec = pets_spec(f"http://127.0.0.1:{upstream_port}/v1", provider.token_url)
+        catalogue = catalogue_from_spec(spec, tuple(entry_from_spec(spec, "GET", p) for p in ("/pets", "/status")))
+        url = f"http://127.0.0.1:{port}/mcp"
+        options = ServeOptions(
+            transport="http",
+            auth=ClientAuth(resource_url=url, issuer=provider.issuer, jwks_url=provider.jwks_url),
+            exchange=ExchangeOptions(provider.token_url, *BRIDGE_CLIENT, audience=UPSTREAM_AUDIENCE),
+        )
+        assert options.auth is not None
+        verifier = ClientTokenVerifier(options.auth)
         assert verifier.jwks is not None
         clock = [0.0]
         verifier.jwks._clock = lambda: clock[0]
-        before = await verifier.verify_token(await provider.client_credentials("alice", resource=resource, scope=READ))
-        await provider.rotate()
-        clock[0] += 31  # the bound: at most one refresh every 30 s
-        after = await verifier.verify_token(await provider.client_credentials("bob", resource=resource, scope=READ))
-        again = await verifier.verify_token(await provider.client_credentials("bob", resource=resource, scope=WRITE))
-        stats = await provider.stats()
-    assert before is not None and before.subject == "alice"
-    assert after is not None and after.subject == "bob"
-    assert again is not None and again.scopes == ["pets:read", "pets:write"]
-    assert stats["jwks"] == 2
+        runtime = build_runtime(catalogue, options, environ={})
+        registry = build_registry(catalogue, runtime, None)
+        app = build_http_app(build_bridge_server(catalogue, registry), registry, options, verifier=verifier)
+        async with runtime, serving(upstream, upstream_port), serving(app, port, lifespan="on"):
+            before = await python_client(
+                url, await provider.client_credentials("alice", resource=url, scope=READ), [("list_pets", {})]
+            )
+            old_kids, new_kids = provider.kids, await provider.rotate()
+            clock[0] += 31  # past the bound on refreshes
+            bob = await provider.client_credentials("bob", resource=url, scope=READ)
+            after = await python_client(url, bob, [("list_pets", {})])
+    assert before["results"] == [{"pets": [{"id": 1, "name": "Rex"}], "for": "alice"}]
+    assert after["results"] == [{"pets": [{"id": 1, "name": "Rex"}], "for": "bob"}]
+    assert jwt.get_unverified_header(bob)["kid"] in new_kids and not set(new_kids) & set(old_kids)
+    assert verifier.jwks.fetches == 2  # the first token, then one refresh for the new kid
 
 
 async def test_a_call_beyond_the_tokens_scope_gets_403_naming_the_missing_scope(tmp_path: Path) -> None:
