@@ -135,6 +135,14 @@ class OidcProvider:
     async def shift_clock(self, seconds: float) -> None:
         await self.http.post("/_harness/clock", params={"offset": str(seconds)})
 
+    async def opaque_tokens(self, opaque: bool = True) -> None:
+        """Issue MCP access tokens as opaque strings (``True``) or as JWTs."""
+        await self.http.post("/_harness/format", params={"opaque": "yes" if opaque else "no"})
+
+    async def revoke(self, user: str, token: str) -> None:
+        answer = await self.http.post("/token/revocation", data={"token": token}, auth=(user, USERS[user]))
+        assert answer.status_code == 200, answer.text
+
     async def stats(self) -> dict[str, int]:
         answer: dict[str, int] = (await self.http.get("/_harness/stats")).json()
         return answer

@@ -79,14 +79,16 @@ def serve_flags(provider: OidcProvider) -> list[str]:
 
 
 @asynccontextmanager
-async def bridge_process(spec: Path, provider: OidcProvider, stderr_path: Path) -> AsyncIterator[int]:
+async def bridge_process(
+    spec: Path, provider: OidcProvider, stderr_path: Path, extra: tuple[str, ...] = ()
+) -> AsyncIterator[int]:
     env = subprocess_env({"BRIDGE_CLIENT_ID": BRIDGE_CLIENT[0], "BRIDGE_CLIENT_SECRET": BRIDGE_CLIENT[1]})
     for _attempt in range(3):  # a free port can be taken between choosing it and binding it
         port = free_port()
         command = [sys.executable, "-m", "bridge", "serve", str(spec), "--transport", "http", "--port", str(port)]
         with stderr_path.open("wb") as stderr:
             process = subprocess.Popen(
-                [*command, *serve_flags(provider)],
+                [*command, *serve_flags(provider), *extra],
                 cwd=ROOT,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -111,7 +113,8 @@ async def bridge_process(spec: Path, provider: OidcProvider, stderr_path: Path) 
 
 
 @asynccontextmanager
-async def world(tmp_path: Path, *, together: int = 1) -> AsyncIterator[World]:
+async def world(tmp_path: Path, *flags: str, together: int = 1) -> AsyncIterator[World]:
+    """Provider, upstream and ``serve`` with ``serve_flags`` and ``flags`` (``{issuer}`` is filled in)."""
     async with running_provider(tmp_path / "oidc.log") as provider:
         upstream = CheckingUpstream(provider.issuer, together=together)
         upstream_port = free_port()
@@ -119,7 +122,8 @@ async def world(tmp_path: Path, *, together: int = 1) -> AsyncIterator[World]:
             spec = tmp_path / "pets.json"
             spec.write_text(json.dumps(pets_spec(f"http://127.0.0.1:{upstream_port}/v1", provider.token_url)))
             stderr = tmp_path / "bridge.log"
-            async with bridge_process(spec, provider, stderr) as port:
+            extra = tuple(flag.format(issuer=provider.issuer) for flag in flags)
+            async with bridge_process(spec, provider, stderr, extra) as port:
                 yield World(provider, upstream, f"http://127.0.0.1:{port}/mcp", stderr)
 
 
@@ -335,3 +339,28 @@ async def test_a_valid_token_in_the_query_string_is_refused(tmp_path: Path) -> N
         accepted = await initialize(w.url, token)
     assert_invalid_token(refused, w.url)
     assert accepted.status_code == 200
+
+
+async def test_a_token_without_the_required_scope_is_refused_with_403_naming_it(tmp_path: Path) -> None:
+    async with world(tmp_path, "--auth-required-scope", "pets:read") as w:
+        writer_only = await w.provider.client_credentials("bob", resource=w.url, scope="pets:write")
+        refused = await initialize(w.url, writer_only)
+        accepted = await initialize(w.url, await w.provider.client_credentials("bob", resource=w.url, scope=WRITE))
+    assert refused.status_code == 403
+    challenge = refused.headers["www-authenticate"]
+    assert 'error="insufficient_scope"' in challenge and "pets:read" in challenge
+    assert accepted.status_code == 200
+
+
+async def test_opaque_tokens_are_introspected_at_the_provider_and_exchanged_per_user(tmp_path: Path) -> None:
+    async with world(tmp_path, "--auth-introspection-url", "{issuer}/token/introspection") as w:
+        await w.provider.opaque_tokens()
+        token = await w.provider.client_credentials("alice", resource=w.url, scope=READ)
+        revoked = await w.provider.client_credentials("bob", resource=w.url, scope=READ)
+        await w.provider.revoke("bob", revoked)
+        seen = await python_client(w.url, token, [("list_pets", {})])
+        refused = await initialize(w.url, revoked)
+    assert token.count(".") == 0  # opaque: only the provider can say what it is
+    assert seen["tools"] == ["list_pets", "status"] and seen["results"][0]["for"] == "alice"
+    assert_exchanged_for_each_user(w, {"alice": token})
+    assert_invalid_token(refused, w.url)

@@ -13,6 +13,7 @@
 //   POST /_harness/rotate?publish=yes|no   new signing keys; with "no" /jwks keeps serving the old
 //                                          ones (a key the resource server can never find)
 //   POST /_harness/clock?offset=SECONDS    the provider's clock, shifted (issue already-expired tokens)
+//   POST /_harness/format?opaque=yes|no    MCP access tokens opaque (checked by introspection) or JWTs
 //   GET  /_harness/stats                   {"exchanges": N, "jwks": N}: requests seen
 import http from 'node:http';
 import Provider from 'oidc-provider';
@@ -52,9 +53,11 @@ async function makeKeys() {
 
 const publicJwks = (keys) => ({ keys: keys.map(({ d, p, q, dp, dq, qi, ...pub }) => pub) });
 
+let mcpFormat = 'jwt';
+
 function resourceServer(resource) {
   if (MCP_RESOURCE.test(resource)) {
-    return { scope: SCOPES, audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: 600, jwt: { sign: { alg: 'RS256' } } };
+    return { scope: SCOPES, audience: resource, accessTokenFormat: mcpFormat, accessTokenTTL: 600, jwt: { sign: { alg: 'RS256' } } };
   }
   if (resource === UPSTREAM_AUDIENCE) {
     return { scope: SCOPES, audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: 600, jwt: { sign: { alg: 'ES256' } } };
@@ -109,7 +112,11 @@ function build(issuer, keys) {
     try {
       ({ payload: claims } = await jose.jwtVerify(params.subject_token, jose.createLocalJWKSet(publicJwks(keys)), { issuer }));
     } catch {
-      return refuse('invalid_grant', 'subject token invalid');
+      // An opaque MCP token: this provider's own record of it, if it has one and it is still valid.
+      const stored = (await provider.AccessToken.find(params.subject_token))
+        || (await provider.ClientCredentials.find(params.subject_token));
+      if (!stored || stored.isExpired) return refuse('invalid_grant', 'subject token invalid');
+      claims = { sub: stored.accountId || stored.clientId, aud: stored.aud, scope: stored.scope };
     }
     const audiences = [].concat(claims.aud || []);
     if (!audiences.some((a) => MCP_RESOURCE.test(a))) return refuse('invalid_grant', 'subject token is not an MCP token');
@@ -137,6 +144,10 @@ async function harness(req, res, url) {
     res.end(JSON.stringify(body));
   };
   if (url.pathname === '/_harness/stats') return answer(200, stats);
+  if (req.method === 'POST' && url.pathname === '/_harness/format') {
+    mcpFormat = url.searchParams.get('opaque') === 'yes' ? 'opaque' : 'jwt';
+    return answer(200, { format: mcpFormat });
+  }
   if (req.method === 'POST' && url.pathname === '/_harness/clock') {
     clockOffset = Number(url.searchParams.get('offset') || 0);
     return answer(200, { offset: clockOffset });
