@@ -191,10 +191,10 @@ class OperationCall:
         or OpenID Connect scheme gets a token exchanged for that user (its other schemes, e.g. an
         API key, still come from the operator); otherwise the operator's own credentials apply.
         """
-        identity, exchanger = context.identity, self.runtime.exchanger
-        if identity is not None and identity.token and exchanger is not None and self._caller_alternative:
+        identity, exchanger, scopes = context.identity, self.runtime.exchanger, self._exchange_scopes(context)
+        if identity is not None and identity.token and exchanger is not None and scopes is not None:
+            assert self._caller_alternative is not None
             caller, others = self._caller_alternative
-            scopes = tuple(scope for use in caller for scope in use.scopes)
             token = await exchanger.token_for(identity.subject, identity.token, scopes)
             base = await self.runtime.credentials.for_operation((others,)) if others else CredentialParts()
             parts = dataclasses.replace(
@@ -205,6 +205,13 @@ class OperationCall:
             return prepared.with_credentials(parts), parts
         parts = await self.runtime.credentials.for_operation(self.entry.binding.security)
         return prepared.with_credentials(parts), parts
+
+    def _exchange_scopes(self, context: CallContext) -> tuple[str, ...] | None:
+        """The scopes to exchange the caller's token for, or None when this call uses no exchange."""
+        identity = context.identity
+        if identity is None or not identity.token or self.runtime.exchanger is None or not self._caller_alternative:
+            return None
+        return tuple(scope for use in self._caller_alternative[0] for scope in use.scopes)
 
     async def send(self, prepared: PreparedRequest, context: CallContext) -> UpstreamResponse:
         """Step 4: limits, retries, the deadlines and the response cap."""
@@ -225,12 +232,19 @@ class OperationCall:
             contract.check, binding.method, binding.path, response.status, response.headers, response.content
         )
 
-    def check_status(self, response: UpstreamResponse, parts: CredentialParts) -> None:
-        """Step 5: a 4xx/5xx answer raises :class:`ApiError` (a 401 also drops a cached token)."""
+    def check_status(
+        self, response: UpstreamResponse, parts: CredentialParts, context: CallContext | None = None
+    ) -> None:
+        """Step 5: a 4xx/5xx answer raises :class:`ApiError` (a 401 also drops the cached token used,
+        the operator's or the one exchanged for the caller, so the next call gets a fresh one)."""
         if response.status < 400:
             return
         if response.status == 401:
             self.runtime.credentials.invalidate(parts)
+            scopes = self._exchange_scopes(context) if context is not None else None
+            if scopes is not None and context is not None and context.identity is not None:
+                assert self.runtime.exchanger is not None and context.identity.token is not None
+                self.runtime.exchanger.forget(context.identity.subject, context.identity.token, scopes)
         error = status_error(
             response, binding=self.entry.binding, redact=self.runtime.credentials.redact, credential_env=parts.env_names
         )
@@ -264,7 +278,7 @@ class OperationCall:
                 response = await self.send(prepared, context)
             status = str(response.status)
             await self.check_contract(response)
-            self.check_status(response, parts)
+            self.check_status(response, parts, context)
             return response
         except UpstreamStatusError as exc:
             raise ApiError(redact(str(exc)), status=exc.status) from None

@@ -78,9 +78,11 @@ class Introspector:
         if self._issuer is not None and claims.get("iss", self._issuer) != self._issuer:
             logger.info("refused a client bearer token: issued by another issuer")
             return None
-        audience = audience_match(claims, self._resource_url) if "aud" in claims else self._resource_url
+        # No "aud" means the server does not say whom the token is for: it may be another resource's
+        # (RFC 8707), so it is refused like one, never taken to be ours.
+        audience = audience_match(claims, self._resource_url)
         if audience is None:
-            logger.info("refused a client bearer token: it was issued for another resource")
+            logger.info("refused a client bearer token: it was issued for another resource (or names none)")
             return None
         verified = access_token(token, claims, audience)
         self._cache[key] = (min(float(exp), now + MAX_CACHE_SECONDS), verified)

@@ -81,9 +81,18 @@ class TokenExchanger:
         digest = hashlib.sha256(subject_token.encode("utf-8", "surrogateescape")).hexdigest()
         return f"{subject or '-'}:{digest}"
 
+    def _key(
+        self, subject: str | None, subject_token: str, scopes: tuple[str, ...]
+    ) -> tuple[str, str, tuple[str, ...]]:
+        return self._subject_key(subject, subject_token), self.settings.audience, tuple(sorted(set(scopes)))
+
+    def forget(self, subject: str | None, subject_token: str, scopes: tuple[str, ...]) -> None:
+        """Drop the cached token of this caller and scopes (the upstream refused it: revoked, or expired early)."""
+        self._cache.pop(self._key(subject, subject_token, scopes), None)
+
     async def token_for(self, subject: str | None, subject_token: str, scopes: tuple[str, ...]) -> str:
         """An upstream token for the caller of ``subject_token``: cached, or exchanged now."""
-        key = (self._subject_key(subject, subject_token), self.settings.audience, tuple(sorted(set(scopes))))
+        key = self._key(subject, subject_token, scopes)
         cached = self._fresh(key)
         if cached is not None:
             self.hits += 1
@@ -139,11 +148,15 @@ class TokenExchanger:
             ) from None
         token = data.get("access_token")
         token_type = str(data.get("token_type", "Bearer")).lower()
+        # RFC 8693 §2.2.1: the "access_token" member may hold another kind of token (an ID token, a
+        # SAML assertion); only an access token may go to the API as a bearer token.
+        issued = data.get("issued_token_type", ACCESS_TOKEN_TYPE)
         if (
             not isinstance(token, str)
             or not token
             or len(token) > MAX_TOKEN_LENGTH
             or token_type not in ("bearer", "n_a")
+            or issued != ACCESS_TOKEN_TYPE
         ):
             raise CredentialsError("The token-exchange endpoint answered without a usable bearer token.")
         self._remember(token)

@@ -111,6 +111,7 @@ class FakeAuthorizationServer:
             "client_id": "cli",
             **claims,
         }
+        self.opaque[value] = {k: v for k, v in self.opaque[value].items() if v is not None}  # None: left out
         return value
 
     def _exchange(self, headers: dict[bytes, bytes], form: dict[str, str]) -> tuple[int, dict[str, Any]]:

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 from urllib.parse import parse_qs
 
 import anyio
 import httpx
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bridge.errors import CredentialsError
 from bridge.token_exchange import ExchangeSettings, TokenExchanger
 
 TOKEN_URL = "https://as.test/token"
+ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
+SAML = "urn:ietf:params:oauth:token-type:saml2"
+REFRESH = "urn:ietf:params:oauth:token-type:refresh_token"
 
 
 def exchanged_for(subject_token: str, scope: str) -> str:
@@ -90,3 +96,73 @@ def test_a_burst_of_one_users_calls_costs_one_exchange() -> None:
 
 async def _collect(ex: TokenExchanger, got: list[str]) -> None:
     got.append(await ex.token_for("alice", "tok-a-0123456789", ("pets:read",)))
+
+
+ACCESS = "urn:ietf:params:oauth:token-type:access_token"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pytest.param({"token_type": "Bearer"}, id="no-token"),
+        pytest.param({"access_token": "", "token_type": "Bearer"}, id="empty-token"),
+        pytest.param({"access_token": 42, "token_type": "Bearer"}, id="token-not-a-string"),
+        pytest.param({"access_token": "x" * 20_000, "token_type": "Bearer"}, id="huge-token"),
+        pytest.param({"access_token": "t0123456789", "token_type": "mac"}, id="not-bearer"),
+        pytest.param(
+            {"access_token": "t0123456789", "token_type": "N_A", "issued_token_type": ID_TOKEN}, id="an-id-token"
+        ),
+        pytest.param(
+            {"access_token": "t0123456789", "token_type": "N_A", "issued_token_type": SAML}, id="a-saml-assertion"
+        ),
+        pytest.param(
+            {"access_token": "t0123456789", "token_type": "Bearer", "issued_token_type": REFRESH}, id="a-refresh-token"
+        ),
+    ],
+)
+def test_only_an_issued_bearer_access_token_goes_upstream(answer: dict[str, Any]) -> None:
+    def endpoint(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, stream=httpx.ByteStream(json.dumps(answer).encode()))
+
+    settings = ExchangeSettings(
+        TOKEN_URL, "bridge", "secret", "https://api.test", transport=httpx.MockTransport(endpoint)
+    )
+
+    async def run() -> None:
+        with pytest.raises(CredentialsError, match="without a usable bearer token"):
+            await TokenExchanger(settings).token_for("alice", "tok-a-0123456789", ("pets:read",))
+
+    anyio.run(run)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pytest.param({"access_token": "t0123456789", "token_type": "Bearer"}, id="plain"),
+        pytest.param({"access_token": "t0123456789", "token_type": "bearer", "issued_token_type": ACCESS}, id="typed"),
+        pytest.param({"access_token": "t0123456789", "token_type": "N_A", "issued_token_type": ACCESS}, id="n_a"),
+    ],
+)
+def test_an_issued_access_token_is_used(answer: dict[str, Any]) -> None:
+    def endpoint(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, stream=httpx.ByteStream(json.dumps(answer).encode()))
+
+    settings = ExchangeSettings(
+        TOKEN_URL, "bridge", "secret", "https://api.test", transport=httpx.MockTransport(endpoint)
+    )
+    got = anyio.run(TokenExchanger(settings).token_for, "alice", "tok-a-0123456789", ("pets:read",))
+    assert got == "t0123456789"
+
+
+def test_a_forgotten_token_is_exchanged_again() -> None:
+    endpoint = TokenEndpoint()
+    ex = exchanger(endpoint)
+
+    async def run() -> None:
+        await ex.token_for("alice", "tok-a-0123456789", ("pets:read",))
+        ex.forget("alice", "tok-a-0123456789", ("pets:read",))
+        await ex.token_for("alice", "tok-a-0123456789", ("pets:read",))
+        await ex.token_for("alice", "tok-a-0123456789", ("pets:read",))
+
+    anyio.run(run)
+    assert len(endpoint.exchanges) == 2

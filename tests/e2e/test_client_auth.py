@@ -129,6 +129,26 @@ async def test_a_bad_token_is_refused_with_401(make: Any) -> None:
     assert 'error="invalid_token"' in response.headers["www-authenticate"]
 
 
+@pytest.mark.parametrize(
+    "claims",
+    [
+        pytest.param({"aud": None}, id="no-audience"),
+        pytest.param({"aud": "https://other.example/mcp"}, id="another-resource"),
+        pytest.param({"aud": ["https://other.example/mcp"]}, id="another-resource-list"),
+        pytest.param({"iss": "https://evil.example"}, id="another-issuer"),
+        pytest.param({"exp": None}, id="no-expiry"),
+        pytest.param({"exp": int(time.time()) - 5}, id="expired"),
+        pytest.param({"exp": "soon"}, id="expiry-not-a-number"),
+        pytest.param({"nbf": int(time.time()) + 3600}, id="not-yet-valid"),
+        pytest.param({"active": "true"}, id="active-not-the-boolean"),
+    ],
+)
+async def test_an_introspected_token_must_be_active_ours_and_current(claims: dict[str, Any]) -> None:
+    server = FakeAuthorizationServer(audience=RESOURCE)
+    token = server.issue_opaque(**claims)
+    assert (await status_with(token, auth_for(server))).status_code == 401
+
+
 async def test_a_revoked_opaque_token_is_refused() -> None:
     server = FakeAuthorizationServer(audience=RESOURCE)
     token = server.issue_opaque()

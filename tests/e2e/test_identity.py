@@ -211,6 +211,20 @@ async def test_exchanged_tokens_are_cached_per_user_and_operations_without_oauth
     assert "authorization" not in {k.lower() for k, _ in status_request.headers}
 
 
+async def test_an_exchanged_token_the_upstream_refuses_is_exchanged_again_on_the_next_call() -> None:
+    async with bridge() as b:
+        answers = iter([Reply(401, b'{"error": "invalid_token"}', "application/json")])
+        b.upstream.handler(lambda recorded: next(answers, Reply(200, b"{}", "application/json")))
+        ann = await b.session(b.auth_server.token(sub="ann", scope="pets:read"))
+        refused = b.result(await b.rpc(ann, "tools/call", {"name": "list_pets", "arguments": {}}))
+        for _ in range(3):
+            assert not b.result(await b.rpc(ann, "tools/call", {"name": "list_pets", "arguments": {}})).get("isError")
+    assert refused["isError"] is True
+    assert len(b.auth_server.exchanges) == 2  # the refused token was dropped, the next one kept
+    sent = [dict((k.lower(), v) for k, v in r.headers)["authorization"] for r in b.upstream.requests]
+    assert sent[0] != sent[1] and sent[1:] == [sent[1]] * 3
+
+
 async def test_a_failed_exchange_is_a_tool_error_that_shows_no_token(caplog: pytest.LogCaptureFixture) -> None:
     async with bridge() as b:
         b.auth_server.exchange_status = 400
