@@ -91,37 +91,19 @@ class OidcProvider:
             "code_challenge_method": "S256",
             "state": state,
         }
-        # A browser of its own: the login's cookies belong to this login only.
-        async with httpx.AsyncClient(base_url=self.issuer, timeout=10.0) as browser:
-            response = await browser.get("/auth", params=query)
-            for _step in range(MAX_FORM_STEPS):
-                location = response.headers.get("location")
-                if response.status_code in (302, 303) and location is not None:
-                    if location.startswith(REDIRECT_URI):
-                        break
-                    response = await browser.get(location)
-                    continue
-                assert response.status_code == 200, response.text
-                action = re.search(r'<form[^>]*action="([^"]+)"', response.text)
-                prompt = re.search(r'name="prompt" value="([^"]+)"', response.text)
-                assert action is not None and prompt is not None, response.text
-                form = {"prompt": prompt[1]} | ({"login": login, "password": "any"} if prompt[1] == "login" else {})
-                response = await browser.post(action[1], data=form)
-            else:
-                raise AssertionError(f"no redirect back after {MAX_FORM_STEPS} steps")
-            answered = parse_qs(urlsplit(location).query)
-            assert answered["state"] == [state] and answered["iss"] == [self.issuer]
-            exchanged = await browser.post(
-                "/token",
-                data={
-                    "grant_type": "authorization_code",
-                    "code": answered["code"][0],
-                    "redirect_uri": REDIRECT_URI,
-                    "client_id": APP_CLIENT,
-                    "code_verifier": verifier,
-                    "resource": resource,
-                },
-            )
+        answered = await sign_in(str(httpx.URL(f"{self.issuer}/auth", params=query)), login)
+        assert answered["state"] == [state] and answered["iss"] == [self.issuer]
+        exchanged = await self.http.post(
+            "/token",
+            data={
+                "grant_type": "authorization_code",
+                "code": answered["code"][0],
+                "redirect_uri": REDIRECT_URI,
+                "client_id": APP_CLIENT,
+                "code_verifier": verifier,
+                "resource": resource,
+            },
+        )
         assert exchanged.status_code == 200, exchanged.text
         token: str = exchanged.json()["access_token"]
         return token
@@ -146,6 +128,30 @@ class OidcProvider:
     async def stats(self) -> dict[str, int]:
         answer: dict[str, int] = (await self.http.get("/_harness/stats")).json()
         return answer
+
+
+async def sign_in(authorize_url: str, login: str) -> dict[str, list[str]]:
+    """What a user does in the browser: open ``authorize_url``, log in as ``login``, consent.
+
+    The provider's development forms are filled in over HTTP with a cookie jar of this sign-in
+    only; the answer is the query of the redirect back to the client (code, state, iss).
+    """
+    async with httpx.AsyncClient(timeout=10.0) as browser:
+        response = await browser.get(authorize_url)
+        for _step in range(MAX_FORM_STEPS):
+            location = response.headers.get("location")
+            if response.status_code in (302, 303) and location is not None:
+                if location.startswith(REDIRECT_URI):
+                    return parse_qs(urlsplit(location).query)
+                response = await browser.get(response.url.join(location))
+                continue
+            assert response.status_code == 200, response.text
+            action = re.search(r'<form[^>]*action="([^"]+)"', response.text)
+            prompt = re.search(r'name="prompt" value="([^"]+)"', response.text)
+            assert action is not None and prompt is not None, response.text
+            form = {"prompt": prompt[1]} | ({"login": login, "password": "any"} if prompt[1] == "login" else {})
+            response = await browser.post(response.url.join(action[1]), data=form)
+    raise AssertionError(f"no redirect back to the client after {MAX_FORM_STEPS} steps")
 
 
 def _node() -> str:

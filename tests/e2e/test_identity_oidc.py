@@ -23,8 +23,10 @@ import httpx
 import jwt
 import pytest
 from mcp import Client
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 from bridge.client_auth import ClientAuth, ClientTokenVerifier, ExchangeOptions
 from bridge.demo_upstream import free_port
@@ -34,14 +36,17 @@ from tests.e2e.conftest import ROOT, STARTUP_TIMEOUT, port_accepts, stop_process
 from tests.e2e.test_http_security import INITIALIZE, MCP_HEADERS, bearer
 from tests.e2e.test_ts_client import run_ts_client, ts_client  # noqa: F401  (ts_client is a fixture)
 from tests.oidc import (
+    APP_CLIENT,
     BRIDGE_CLIENT,
     OTHER_RESOURCE,
+    REDIRECT_URI,
     UPSTREAM_AUDIENCE,
     CheckingUpstream,
     OidcProvider,
     pets_spec,
     running_provider,
     serving,
+    sign_in,
 )
 
 pytestmark = [pytest.mark.anyio, pytest.mark.node]
@@ -364,3 +369,60 @@ async def test_opaque_tokens_are_introspected_at_the_provider_and_exchanged_per_
     assert seen["tools"] == ["list_pets", "status"] and seen["results"][0]["for"] == "alice"
     assert_exchanged_for_each_user(w, {"alice": token})
     assert_invalid_token(refused, w.url)
+
+
+@dataclass
+class MemoryStorage:
+    """The SDK's ``TokenStorage``: the client is pre-registered at the provider (public, PKCE)."""
+
+    client: OAuthClientInformationFull
+    tokens: OAuthToken | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+async def test_the_python_sdks_own_oauth_flow_signs_the_user_in_and_calls_as_them(tmp_path: Path) -> None:
+    # 401 -> protected-resource metadata -> the provider's metadata -> authorization code + PKCE with
+    # the bridge as resource (RFC 8707): all done by the SDK; the test only plays the user's browser.
+    async with world(tmp_path) as w:
+        signed_in: dict[str, list[str]] = {}
+
+        async def open_browser(url: str) -> None:
+            signed_in.update(await sign_in(url, "carol"))
+
+        async def back_at_the_client() -> AuthorizationCodeResult:
+            return AuthorizationCodeResult(
+                code=signed_in["code"][0], state=signed_in["state"][0], iss=signed_in["iss"][0]
+            )
+
+        registered: dict[str, Any] = {"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"}
+        storage = MemoryStorage(OAuthClientInformationFull(client_id=APP_CLIENT, **registered))
+        oauth = OAuthClientProvider(
+            server_url=w.url,
+            client_metadata=OAuthClientMetadata(client_name="e2e", **registered),
+            storage=storage,
+            redirect_handler=open_browser,
+            callback_handler=back_at_the_client,
+        )
+        http = create_mcp_http_client(auth=oauth)
+        async with http, Client(streamable_http_client(w.url, http_client=http), mode="legacy") as client:
+            tools = [tool.name for tool in (await client.list_tools()).tools]
+            result = await client.call_tool("list_pets", {})
+    assert storage.tokens is not None
+    token = storage.tokens.access_token
+    claims = jwt.decode(token, options={"verify_signature": False})
+    # The SDK asks for the scopes the bridge's metadata advertises (the MCP spec's scope selection).
+    assert (claims["sub"], claims["aud"], claims["scope"]) == ("carol", w.url, WRITE)
+    assert tools == ["list_pets", "create_pet", "status"]
+    assert result.structured_content == {"pets": [{"id": 1, "name": "Rex"}], "for": "carol"}
+    assert_exchanged_for_each_user(w, {"carol": token})
