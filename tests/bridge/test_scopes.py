@@ -120,3 +120,70 @@ def test_the_step_up_guard_refuses_exactly_the_calls_the_server_would_refuse(
     challenge = dict(start["headers"])[b"www-authenticate"].decode()
     assert 'error="insufficient_scope"' in challenge
     assert f'scope="{" ".join(missing(need, granted))}"' in challenge
+
+
+HEADER_VALUES = st.sampled_from(
+    [
+        b"Bearer tok-a",
+        b"bearer tok-b",
+        b"BEARER tok-c",
+        b"Bearer  tok-d",
+        b"Bearer",
+        b"Bearer ",
+        b"Basic dXNlcjpw",
+        b"tok-e",
+    ]
+)
+HEADERS = st.lists(
+    st.one_of(
+        st.tuples(st.just(b"authorization"), HEADER_VALUES),
+        st.tuples(st.sampled_from([b"x-authorization", b"cookie"]), HEADER_VALUES),
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(headers=HEADERS)
+def test_the_step_up_guard_judges_the_token_the_sdk_authenticates(headers: list[tuple[bytes, bytes]]) -> None:
+    from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
+    from starlette.requests import HTTPConnection
+
+    judged: list[str] = []
+    authenticated: list[str] = []
+
+    async def token_scopes(token: str) -> frozenset[str] | None:
+        judged.append(token)
+        return None
+
+    class Verifier:
+        async def verify_token(self, token: str) -> None:
+            authenticated.append(token)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+
+    guard = ScopeGuard(
+        app,
+        path="/mcp",
+        token_scopes=token_scopes,
+        requirement=lambda method, params: (frozenset({"pets:write"}),),
+        resource_url="http://127.0.0.1:8000/mcp",
+    )
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "create"}}'
+
+    async def run() -> None:
+        messages = iter([{"type": "http.request", "body": body, "more_body": False}])
+
+        async def receive() -> dict[str, Any]:
+            return next(messages)
+
+        async def send(message: dict[str, Any]) -> None:
+            raise AssertionError(message)
+
+        await guard(scope, receive, send)
+        await BearerAuthBackend(Verifier()).authenticate(HTTPConnection(scope))  # type: ignore[arg-type]
+
+    anyio.run(run)
+    assert judged == [t for t in authenticated if t]  # the same token, or none at all
