@@ -32,7 +32,7 @@ import mcp_types
 
 from bridge.binding import SchemeUse, SecurityScheme, ToolEntry
 from bridge.credentials import CredentialParts
-from bridge.errors import ToolError, UpstreamStatusError, UpstreamTimeout
+from bridge.errors import CredentialsError, ToolError, UpstreamStatusError, UpstreamTimeout
 from bridge.request import PreparedRequest, build_request
 from bridge.results import OutputCheck, Redactor, response_to_result, status_error
 from bridge.results import _redact_json as redact_json
@@ -56,10 +56,20 @@ def current_identity() -> Identity | None:
     """The caller of the request being served, from the SDK's authenticated access token."""
     from mcp.server.auth.middleware.auth_context import get_access_token
 
+    from bridge.client_auth import STATIC_TOKEN_CLIENT_ID
+
     token = get_access_token()
     if token is None:
         return None
-    return Identity(subject=token.subject, client_id=token.client_id, scopes=frozenset(token.scopes), token=token.token)
+    # The static token is the bridge's own shared secret, not a token the authorization server
+    # issued: it names no user and must never be sent anywhere, a token-exchange endpoint included.
+    static = token.client_id == STATIC_TOKEN_CLIENT_ID
+    return Identity(
+        subject=token.subject,
+        client_id=token.client_id,
+        scopes=frozenset(token.scopes),
+        token=None if static else token.token,
+    )
 
 
 class ApiError(UpstreamStatusError):
@@ -192,6 +202,13 @@ class OperationCall:
         API key, still come from the operator); otherwise the operator's own credentials apply.
         """
         identity, exchanger, scopes = context.identity, self.runtime.exchanger, self._exchange_scopes(context)
+        if identity is not None and not identity.token and exchanger is not None and self._caller_alternative:
+            # Acting as the operator instead would hand a caller with no user identity the
+            # operator's access to every user's data.
+            raise CredentialsError(
+                f"{self.operation} acts as the signed-in user, and this caller has no user identity (a static token). "
+                "Sign in through the authorization server to use it."
+            )
         if identity is not None and identity.token and exchanger is not None and scopes is not None:
             assert self._caller_alternative is not None
             caller, others = self._caller_alternative
