@@ -118,6 +118,8 @@ async def overhead() -> tuple[list[float], dict[str, float], float]:
 def audit_line_ms() -> float:
     """ms of CPU for one audit line, formatted by a stream handler (as ``serve`` logs it)."""
     from bridge.calls import CallContext, Identity, OperationCall
+    from bridge.http_tools import HttpRuntime
+    from tests.e2e.test_identity import catalogue
 
     audit = logging.getLogger("bridge.audit")
     handler = logging.StreamHandler(io.StringIO())
@@ -126,12 +128,12 @@ def audit_line_ms() -> float:
     audit.setLevel(logging.INFO)
     audit.propagate = False
     try:
-        fake = OperationCall.__new__(OperationCall)
-        fake.operation = "GET /pets"
+        pets = catalogue()
+        call = OperationCall(pets.tools[0], HttpRuntime.create(pets, base_url="http://127.0.0.1:9"))
         context = CallContext(surface="list_pets", identity=Identity("alice", "cli", frozenset({"pets:read"})))
         started = time.process_time()
         for _ in range(CALLS):
-            fake._audit(context, "200", 0.0123)
+            call._audit(context, "200", 0.0123)
         return (time.process_time() - started) * 1000 / CALLS
     finally:
         audit.removeHandler(handler)
