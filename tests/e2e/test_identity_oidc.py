@@ -184,6 +184,14 @@ async def test_two_users_of_the_python_client_at_once_reach_the_upstream_as_them
     assert write.claims is not None and (write.claims["sub"], write.claims["scope"]) == ("bob", "pets:write")
     assert bob_writes["results"] == [{"id": 7, "owner": "bob"}]
     assert stats["exchanges"] == 3  # one per (user, scopes)
+    audit = [line.split(": ", 1)[1] for line in w.log().splitlines() if line.startswith("INFO bridge.audit: ")]
+    calls = sorted(" ".join(line.split(" ")[:6]) for line in audit)
+    assert calls == [
+        "call subject=alice client=alice tool=list_pets method=GET path=/pets",
+        "call subject=bob client=mcp-app tool=create_pet method=POST path=/pets",
+        "call subject=bob client=mcp-app tool=list_pets method=GET path=/pets",
+    ]
+    assert all(token not in w.log() for token in tokens.values())
 
 
 async def test_two_users_of_the_typescript_client_at_once_reach_the_upstream_as_themselves(
