@@ -91,3 +91,25 @@ async def test_every_auth_endpoint_gives_up_in_time_and_refuses(
 async def test_an_unreachable_auth_endpoint_is_refused_quickly(user: Any) -> None:
     with anyio.fail_after(BOUND):
         assert await user(f"http://127.0.0.1:{closed_port()}") is None
+
+
+async def test_a_flood_of_made_up_opaque_tokens_keeps_introspections_in_flight_bounded() -> None:
+    from bridge.introspection import MAX_IN_FLIGHT, MAX_QUEUE_WAIT
+
+    async with FaultServer(Fault.hang()) as server:
+        endpoint = Endpoint.configured(server.url + "/introspect", "the introspection URL", timeout=TIMEOUT * 4)
+        introspector = Introspector(endpoint, client=("bridge", "secret"), resource_url=RESOURCE, issuer=None)
+        outcomes: list[object] = []
+
+        async def one(i: int) -> None:
+            outcomes.append(await introspector.verify(f"made-up-token-{i:04d}-0123456789"))
+
+        started = anyio.current_time()
+        with anyio.fail_after(MAX_QUEUE_WAIT + TIMEOUT * 4 + BOUND):
+            async with anyio.create_task_group() as tg:
+                for i in range(3 * MAX_IN_FLIGHT):
+                    tg.start_soon(one, i)
+        took = anyio.current_time() - started
+    assert outcomes == [None] * (3 * MAX_IN_FLIGHT)
+    assert server.count == MAX_IN_FLIGHT  # the rest waited their bounded while, then were refused
+    assert took < MAX_QUEUE_WAIT + TIMEOUT * 4 + BOUND
