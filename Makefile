@@ -47,6 +47,7 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench.tokens
 	$(BIN)/python -m bench.corpus
 	$(BIN)/python -m bench.search_bench
+	$(BIN)/python -m bench.auth_bench
 
 load: $(BENCH_STAMP)
 	$(BIN)/python -m bench.load_test

@@ -32,7 +32,7 @@ import mcp_types
 
 from bridge.binding import SchemeUse, SecurityScheme, ToolEntry
 from bridge.credentials import CredentialParts
-from bridge.errors import ToolError, UpstreamStatusError, UpstreamTimeout
+from bridge.errors import CredentialsError, ToolError, UpstreamStatusError, UpstreamTimeout
 from bridge.request import PreparedRequest, build_request
 from bridge.results import OutputCheck, redact_json, response_to_result, status_error
 from bridge.scopes import CALLER_SCHEMES
@@ -57,10 +57,20 @@ def current_identity() -> Identity | None:
     """The caller of the request being served, from the SDK's authenticated access token."""
     from mcp.server.auth.middleware.auth_context import get_access_token
 
+    from bridge.client_auth import STATIC_TOKEN_CLIENT_ID
+
     token = get_access_token()
     if token is None:
         return None
-    return Identity(subject=token.subject, client_id=token.client_id, scopes=frozenset(token.scopes), token=token.token)
+    # The static token is the bridge's own shared secret, not a token the authorization server
+    # issued: it names no user and must never be sent anywhere, a token-exchange endpoint included.
+    static = token.client_id == STATIC_TOKEN_CLIENT_ID
+    return Identity(
+        subject=token.subject,
+        client_id=token.client_id,
+        scopes=frozenset(token.scopes),
+        token=None if static else token.token,
+    )
 
 
 class ApiError(UpstreamStatusError):
@@ -192,10 +202,17 @@ class OperationCall:
         or OpenID Connect scheme gets a token exchanged for that user (its other schemes, e.g. an
         API key, still come from the operator); otherwise the operator's own credentials apply.
         """
-        identity, exchanger = context.identity, self.runtime.exchanger
-        if identity is not None and identity.token and exchanger is not None and self._caller_alternative:
+        identity, exchanger, scopes = context.identity, self.runtime.exchanger, self._exchange_scopes(context)
+        if identity is not None and not identity.token and exchanger is not None and self._caller_alternative:
+            # Acting as the operator instead would hand a caller with no user identity the
+            # operator's access to every user's data.
+            raise CredentialsError(
+                f"{self.operation} acts as the signed-in user, and this caller has no user identity (a static token). "
+                "Sign in through the authorization server to use it."
+            )
+        if identity is not None and identity.token and exchanger is not None and scopes is not None:
+            assert self._caller_alternative is not None
             caller, others = self._caller_alternative
-            scopes = tuple(scope for use in caller for scope in use.scopes)
             token = await exchanger.token_for(identity.subject, identity.token, scopes)
             base = await self.runtime.credentials.for_operation((others,)) if others else CredentialParts()
             parts = dataclasses.replace(
@@ -206,6 +223,13 @@ class OperationCall:
             return prepared.with_credentials(parts), parts
         parts = await self.runtime.credentials.for_operation(self.entry.binding.security)
         return prepared.with_credentials(parts), parts
+
+    def _exchange_scopes(self, context: CallContext) -> tuple[str, ...] | None:
+        """The scopes to exchange the caller's token for, or None when this call uses no exchange."""
+        identity = context.identity
+        if identity is None or not identity.token or self.runtime.exchanger is None or not self._caller_alternative:
+            return None
+        return tuple(scope for use in self._caller_alternative[0] for scope in use.scopes)
 
     async def send(self, prepared: PreparedRequest, context: CallContext) -> UpstreamResponse:
         """Step 4: limits, retries, the deadlines and the response cap."""
@@ -226,12 +250,19 @@ class OperationCall:
             contract.check, binding.method, binding.path, response.status, response.headers, response.content
         )
 
-    def check_status(self, response: UpstreamResponse, parts: CredentialParts) -> None:
-        """Step 5: a 4xx/5xx answer raises :class:`ApiError` (a 401 also drops a cached token)."""
+    def check_status(
+        self, response: UpstreamResponse, parts: CredentialParts, context: CallContext | None = None
+    ) -> None:
+        """Step 5: a 4xx/5xx answer raises :class:`ApiError` (a 401 also drops the cached token used,
+        the operator's or the one exchanged for the caller, so the next call gets a fresh one)."""
         if response.status < 400:
             return
         if response.status == 401:
             self.runtime.credentials.invalidate(parts)
+            scopes = self._exchange_scopes(context) if context is not None else None
+            if scopes is not None and context is not None and context.identity is not None:
+                assert self.runtime.exchanger is not None and context.identity.token is not None
+                self.runtime.exchanger.forget(context.identity.subject, context.identity.token, scopes)
         error = status_error(
             response, binding=self.entry.binding, redact=self.runtime.credentials.redact, credential_env=parts.env_names
         )
@@ -265,7 +296,7 @@ class OperationCall:
                 response = await self.send(prepared, context)
             status = str(response.status)
             await self.check_contract(response)
-            self.check_status(response, parts)
+            self.check_status(response, parts, context)
             return response
         except UpstreamStatusError as exc:
             raise ApiError(redact(str(exc)), status=exc.status) from None
@@ -286,18 +317,20 @@ class OperationCall:
         return limits.slot(identity.subject or identity.client_id or "unknown")
 
     def _audit(self, context: CallContext, status: str, seconds: float) -> None:
-        # Names, ids and the status only: never argument values, never tokens.
+        # Names, ids and the status only: never argument values, never tokens. One line of
+        # space-separated key=value fields whose values never hold a space, so it splits back.
         identity = context.identity
         level = logging.INFO if identity is not None else logging.DEBUG
         if audit.isEnabledFor(level):
             audit.log(
                 level,
-                "call subject=%s client=%s tool=%s operation=%s status=%s ms=%.1f",
+                "call subject=%s client=%s tool=%s method=%s path=%s status=%s ms=%.1f",
                 _field(identity.subject if identity else None),
                 _field(identity.client_id if identity else None),
                 _field(context.surface),
-                self.operation,
-                status,
+                _field(self.entry.binding.method),
+                _field(self.entry.binding.path),
+                _field(status),
                 seconds * 1000,
             )
 

@@ -4,6 +4,11 @@ The bridge authenticates as its own confidential client. An active answer is kep
 token expires, but never longer than :data:`MAX_CACHE_SECONDS` (so a revoked token stops working
 within that time) and for at most :data:`MAX_ENTRIES` tokens (least recently used go first).
 Only a digest of each token is kept as the key.
+
+Every request with an unknown token costs one introspection, and anyone can send one, so at most
+:data:`MAX_IN_FLIGHT` are in flight; a request that cannot get a slot within
+:data:`MAX_QUEUE_WAIT` seconds is refused (401), so a flood of made-up tokens neither opens
+unbounded connections to the authorization server nor queues without end.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from bridge.outbound import Endpoint, OutboundError
 
 if TYPE_CHECKING:
@@ -24,6 +31,8 @@ logger = logging.getLogger("bridge")
 
 MAX_CACHE_SECONDS = 60.0
 MAX_ENTRIES = 10_000
+MAX_IN_FLIGHT = 16
+MAX_QUEUE_WAIT = 1.0
 
 
 class Introspector:
@@ -42,6 +51,7 @@ class Introspector:
         self._issuer = issuer
         self._clock = clock
         self._cache: OrderedDict[bytes, tuple[float, AccessToken]] = OrderedDict()
+        self._slots = anyio.Semaphore(MAX_IN_FLIGHT)
         self.requests = 0
 
     async def verify(self, token: str) -> AccessToken | None:
@@ -55,8 +65,13 @@ class Introspector:
                 self._cache.move_to_end(key)
                 return hit[1]
             del self._cache[key]
-        self.requests += 1
+        with anyio.move_on_after(MAX_QUEUE_WAIT) as waiting:
+            await self._slots.acquire()
+        if waiting.cancelled_caught:
+            logger.warning("refused a client bearer token: %d introspections already in flight", MAX_IN_FLIGHT)
+            return None
         try:
+            self.requests += 1
             async with self._endpoint.client() as client:
                 data = await self._endpoint.json(
                     client, form={"token": token, "token_type_hint": "access_token"}, auth=self._client
@@ -64,6 +79,8 @@ class Introspector:
         except OutboundError as exc:
             logger.warning("token introspection failed: %s", exc)
             return None
+        finally:
+            self._slots.release()
         if data.get("active") is not True:
             logger.info("refused a client bearer token: the authorization server says it is not active")
             return None
@@ -78,9 +95,11 @@ class Introspector:
         if self._issuer is not None and claims.get("iss", self._issuer) != self._issuer:
             logger.info("refused a client bearer token: issued by another issuer")
             return None
-        audience = audience_match(claims, self._resource_url) if "aud" in claims else self._resource_url
+        # No "aud" means the server does not say whom the token is for: it may be another resource's
+        # (RFC 8707), so it is refused like one, never taken to be ours.
+        audience = audience_match(claims, self._resource_url)
         if audience is None:
-            logger.info("refused a client bearer token: it was issued for another resource")
+            logger.info("refused a client bearer token: it was issued for another resource (or names none)")
             return None
         verified = access_token(token, claims, audience)
         self._cache[key] = (min(float(exp), now + MAX_CACHE_SECONDS), verified)

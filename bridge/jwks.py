@@ -2,7 +2,10 @@
 
 A token whose ``kid`` is unknown triggers one refresh of the key set (the server may have
 rotated its keys), but at most one every :data:`MIN_REFRESH_INTERVAL` seconds and one at a time:
-a stream of tokens with made-up ``kid`` values costs one fetch, not one each. Keys are parsed by
+a stream of tokens with made-up ``kid`` values costs one fetch, not one each. A key set older
+than :data:`MAX_KEY_AGE` is fetched again before it is used, so a key the server stopped
+publishing (retired, or compromised) stops being trusted within that time; if that fetch fails,
+the keys in hand are kept (the server being down does not lock every user out). Keys are parsed by
 PyJWT (``PyJWKSet``); each key's algorithm comes from the key itself (its ``alg``, else its type
 and curve), never from a token.
 """
@@ -22,6 +25,7 @@ from bridge.outbound import Endpoint, OutboundError
 logger = logging.getLogger("bridge")
 
 MIN_REFRESH_INTERVAL = 30.0
+MAX_KEY_AGE = 300.0  # also how long ClientTokenVerifier trusts a verified token without checking again
 MAX_KEYS = 64
 # The asymmetric algorithms accepted (the MCP authorization spec's OAuth 2.1 profile); HMAC and
 # "none" are never accepted, whatever a key set or a token says.
@@ -49,19 +53,21 @@ class JwksKeys:
     async def key(self, kid: str | None) -> SigningKey | None:
         """The key for ``kid`` (None: the set's only key), refreshing the set once if it is unknown."""
         found = self._find(kid)
-        if found is not None:
+        if found is not None and not self._stale():
             return found
         async with self._lock:
-            found = self._find(kid)  # another task may have refreshed while this one waited
-            if found is None and self._may_refresh():
+            # another task may have refreshed while this one waited
+            if self._stale() or (self._find(kid) is None and self._may_refresh()):
                 await self._refresh()
-                found = self._find(kid)
-        return found
+            return self._find(kid)
 
     def _find(self, kid: str | None) -> SigningKey | None:
         if kid is None:
             return next(iter(self._keys.values())) if len(self._keys) == 1 else None
         return self._keys.get(kid)
+
+    def _stale(self) -> bool:
+        return self._fetched_at is not None and self._clock() - self._fetched_at >= MAX_KEY_AGE
 
     def _may_refresh(self) -> bool:
         return self._fetched_at is None or self._clock() - self._fetched_at >= MIN_REFRESH_INTERVAL

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import httpx
 
 DEFAULT_TIMEOUT = 5.0
@@ -70,7 +71,21 @@ class Endpoint:
         form: Mapping[str, str] | None = None,
         auth: tuple[str, str] | None = None,
     ) -> dict[str, Any]:
-        """GET (or POST ``form``) and return the JSON object answered with a 2xx status."""
+        """GET (or POST ``form``) and return the JSON object answered with a 2xx status.
+
+        ``timeout`` bounds the whole exchange, not each read: an endpoint that drips its answer a
+        byte at a time would otherwise hold a request (and, for the JWKS, every request waiting on
+        the refresh) for as long as it likes.
+        """
+        try:
+            with anyio.fail_after(self.timeout):
+                return await self._json(client, form, auth)
+        except TimeoutError:
+            raise OutboundError(f"{self.what} did not answer within {self.timeout:g} s") from None
+
+    async def _json(
+        self, client: httpx.AsyncClient, form: Mapping[str, str] | None, auth: tuple[str, str] | None
+    ) -> dict[str, Any]:
         method = "POST" if form is not None else "GET"
         try:
             request = client.build_request(

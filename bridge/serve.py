@@ -15,7 +15,7 @@ import httpx
 from mcp.server.lowlevel import Server
 
 from bridge.binding import Catalogue, ServeMode
-from bridge.client_auth import ClientAuth, ExchangeOptions
+from bridge.client_auth import ClientAuth, ClientTokenVerifier, ExchangeOptions
 from bridge.contract import ResponseContract
 from bridge.credentials import scrub
 from bridge.discovery import CALL as DISCOVERY_CALL
@@ -233,7 +233,9 @@ def report_startup(
             logger.info("%s", line)
 
 
-def build_http_app(server: Server, registry: ToolRegistry, options: ServeOptions) -> ASGIApp:
+def build_http_app(
+    server: Server, registry: ToolRegistry, options: ServeOptions, *, verifier: ClientTokenVerifier | None = None
+) -> ASGIApp:
     """The HTTP app; with authentication, the tools' scopes are advertised and enforced per call."""
     auth = options.auth
     call_requirement = None
@@ -252,6 +254,7 @@ def build_http_app(server: Server, registry: ToolRegistry, options: ServeOptions
         max_sessions=options.max_sessions,
         max_sessions_per_client=options.max_sessions_per_client,
         call_requirement=call_requirement,
+        verifier=verifier,
     )
 
 

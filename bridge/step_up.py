@@ -32,6 +32,19 @@ WELL_KNOWN = "/.well-known/oauth-protected-resource"
 _SCOPE_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F) if chr(c) not in '"\\')
 
 
+def bearer_token(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The bearer token of a request, read exactly as the SDK's authentication reads it.
+
+    The first ``Authorization`` header, ``Bearer `` in any case, the rest as it is: the guard must
+    judge the token the request will be served as, not another header of the same request.
+    """
+    value = next((v for k, v in headers if k.lower() == b"authorization"), None)
+    if value is None:
+        return None
+    text = value.decode("latin-1")
+    return text[7:] if text.lower().startswith("bearer ") and len(text) > 7 else None
+
+
 def metadata_path(resource_url: str) -> str:
     """RFC 9728 §3.1: the well-known prefix inserted before the resource's path."""
     from urllib.parse import urlsplit
@@ -117,9 +130,8 @@ class ScopeGuard:
 
         need = self._need(bytes(body))
         if need:
-            authorization = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
-            kind, _, token = authorization.partition(" ")
-            granted = await self._token_scopes(token.strip()) if kind.lower() == "bearer" and token else None
+            token = bearer_token(scope.get("headers") or [])
+            granted = await self._token_scopes(token) if token else None
             if granted is not None and not allows(need, granted):
                 await self._forbid(send, missing(need, granted))
                 return

@@ -5,9 +5,12 @@ bridge, authenticated as its own confidential client, exchanges the caller's acc
 subject token) at the configured token endpoint for a token whose audience is the upstream API
 and whose scopes are the operation's. The caller's token goes nowhere else.
 
-Exchanged tokens are kept per (subject, audience, scopes) until shortly before they expire, for
-at most :data:`MAX_CACHED` keys; one exchange is in flight per key, so a burst of calls by one
-user costs one request to the authorization server. A failed exchange is a
+Exchanged tokens are kept per (subject token, audience, scopes) until shortly before they expire,
+for at most :data:`MAX_CACHED` keys; one exchange is in flight per key, so a burst of calls by
+one user costs one request to the authorization server. The key is the caller's token itself
+(as a digest), not only its subject: the authorization server decides per subject token (which
+client got it, with which scopes, whether it may be exchanged at all), so a token exchanged for
+one of a user's tokens is never handed to a call made with another. A failed exchange is a
 :class:`~bridge.errors.CredentialsError` that says what failed, never showing a token.
 """
 
@@ -24,7 +27,7 @@ import anyio
 import httpx
 
 from bridge.errors import CredentialsError
-from bridge.outbound import Endpoint, OutboundError
+from bridge.outbound import DEFAULT_TIMEOUT, Endpoint, OutboundError
 
 logger = logging.getLogger("bridge")
 
@@ -45,6 +48,7 @@ class ExchangeSettings:
     client_secret: str = field(repr=False)
     audience: str
     transport: httpx.AsyncBaseTransport | None = field(default=None, repr=False, compare=False)
+    timeout: float = DEFAULT_TIMEOUT  # the whole exchange, answer included
 
 
 @dataclass(slots=True)
@@ -63,7 +67,7 @@ class TokenExchanger:
     ) -> None:
         self.settings = settings
         self._endpoint = Endpoint.configured(
-            settings.token_url, "the token-exchange endpoint", transport=settings.transport
+            settings.token_url, "the token-exchange endpoint", transport=settings.transport, timeout=settings.timeout
         )
         self._remember = remember  # redaction learns every exchanged token
         self._clock = clock
@@ -74,11 +78,21 @@ class TokenExchanger:
 
     @staticmethod
     def _subject_key(subject: str | None, subject_token: str) -> str:
-        # Without a subject claim, the token itself (as a digest) is the only safe key.
-        return subject or "token:" + hashlib.sha256(subject_token.encode()).hexdigest()
+        digest = hashlib.sha256(subject_token.encode("utf-8", "surrogateescape")).hexdigest()
+        return f"{subject or '-'}:{digest}"
+
+    def _key(
+        self, subject: str | None, subject_token: str, scopes: tuple[str, ...]
+    ) -> tuple[str, str, tuple[str, ...]]:
+        return self._subject_key(subject, subject_token), self.settings.audience, tuple(sorted(set(scopes)))
+
+    def forget(self, subject: str | None, subject_token: str, scopes: tuple[str, ...]) -> None:
+        """Drop the cached token of this caller and scopes (the upstream refused it: revoked, or expired early)."""
+        self._cache.pop(self._key(subject, subject_token, scopes), None)
 
     async def token_for(self, subject: str | None, subject_token: str, scopes: tuple[str, ...]) -> str:
-        key = (self._subject_key(subject, subject_token), self.settings.audience, tuple(sorted(set(scopes))))
+        """An upstream token for the caller of ``subject_token``: cached, or exchanged now."""
+        key = self._key(subject, subject_token, scopes)
         cached = self._fresh(key)
         if cached is not None:
             self.hits += 1
@@ -134,11 +148,15 @@ class TokenExchanger:
             ) from None
         token = data.get("access_token")
         token_type = str(data.get("token_type", "Bearer")).lower()
+        # RFC 8693 §2.2.1: the "access_token" member may hold another kind of token (an ID token, a
+        # SAML assertion); only an access token may go to the API as a bearer token.
+        issued = data.get("issued_token_type", ACCESS_TOKEN_TYPE)
         if (
             not isinstance(token, str)
             or not token
             or len(token) > MAX_TOKEN_LENGTH
             or token_type not in ("bearer", "n_a")
+            or issued != ACCESS_TOKEN_TYPE
         ):
             raise CredentialsError("The token-exchange endpoint answered without a usable bearer token.")
         self._remember(token)

@@ -147,13 +147,15 @@ def http_app(
     path: str = DEFAULT_HTTP_PATH,
     auth: ClientAuth | None = None,
     call_requirement: CallRequirement | None = None,
+    verifier: ClientTokenVerifier | None = None,
 ) -> ASGIApp:
     """The streamable HTTP ASGI app for ``server``, behind the Host/Origin guard.
 
     With ``auth``, every request to ``path`` needs ``Authorization: Bearer <token>`` (401 without
     a valid one, 403 without the required scopes), and the RFC 9728 protected-resource metadata
     is served under ``/.well-known/oauth-protected-resource``. ``call_requirement`` says which
-    scopes a call needs, so one beyond the token's gets the 403 step-up challenge.
+    scopes a call needs, so one beyond the token's gets the 403 step-up challenge. ``verifier``
+    replaces the one made for ``auth`` (to share its caches, or to watch its key set in tests).
     """
     from mcp.server.transport_security import TransportSecuritySettings
 
@@ -170,7 +172,10 @@ def http_app(
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     install_session_id_filter()
     auth_options: dict[str, Any] = {}
-    verifier = ClientTokenVerifier(auth) if auth is not None else None
+    if auth is None:
+        verifier = None
+    elif verifier is None:
+        verifier = ClientTokenVerifier(auth)
     if auth is not None:
         from mcp.server.auth.settings import AuthSettings
 

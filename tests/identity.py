@@ -86,6 +86,7 @@ class FakeAuthorizationServer:
     opaque: dict[str, dict[str, Any]] = field(default_factory=dict)
     exchanges: list[dict[str, str]] = field(default_factory=list)
     exchange_status: int = 200  # set to 400 to refuse every exchange
+    jwks_status: int = 200  # set to 503 for a JWKS endpoint that is down
 
     def key(self, alg: str) -> Key:
         return next(k for k in self.keys if k.alg == alg)
@@ -110,6 +111,7 @@ class FakeAuthorizationServer:
             "client_id": "cli",
             **claims,
         }
+        self.opaque[value] = {k: v for k, v in self.opaque[value].items() if v is not None}  # None: left out
         return value
 
     def _exchange(self, headers: dict[bytes, bytes], form: dict[str, str]) -> tuple[int, dict[str, Any]]:
@@ -159,7 +161,7 @@ class FakeAuthorizationServer:
         status, answer = 404, {"error": "not_found"}
         if scope["path"] == "/jwks":
             self.jwks_fetches += 1
-            status, answer = 200, {"keys": [k.jwk() for k in self.keys]}
+            status, answer = self.jwks_status, {"keys": [k.jwk() for k in self.keys]}
         elif scope["path"] == "/introspect" and scope["method"] == "POST":
             self.introspections += 1
             headers = dict(scope["headers"])

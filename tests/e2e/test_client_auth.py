@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from bridge.client_auth import ClientAuth, ClientTokenVerifier, default_resource_url
+from bridge.jwks import MAX_KEY_AGE
 from bridge.transports import http_app
 from tests.e2e.conftest import STARTUP_TIMEOUT, free_port
 from tests.e2e.test_http_security import BASE, INITIALIZE, MCP_HEADERS, RESOURCE, STATIC_TOKEN, bearer, petstore_server
@@ -128,6 +129,26 @@ async def test_a_bad_token_is_refused_with_401(make: Any) -> None:
     assert 'error="invalid_token"' in response.headers["www-authenticate"]
 
 
+@pytest.mark.parametrize(
+    "claims",
+    [
+        pytest.param({"aud": None}, id="no-audience"),
+        pytest.param({"aud": "https://other.example/mcp"}, id="another-resource"),
+        pytest.param({"aud": ["https://other.example/mcp"]}, id="another-resource-list"),
+        pytest.param({"iss": "https://evil.example"}, id="another-issuer"),
+        pytest.param({"exp": None}, id="no-expiry"),
+        pytest.param({"exp": int(time.time()) - 5}, id="expired"),
+        pytest.param({"exp": "soon"}, id="expiry-not-a-number"),
+        pytest.param({"nbf": int(time.time()) + 3600}, id="not-yet-valid"),
+        pytest.param({"active": "true"}, id="active-not-the-boolean"),
+    ],
+)
+async def test_an_introspected_token_must_be_active_ours_and_current(claims: dict[str, Any]) -> None:
+    server = FakeAuthorizationServer(audience=RESOURCE)
+    token = server.issue_opaque(**claims)
+    assert (await status_with(token, auth_for(server))).status_code == 401
+
+
 async def test_a_revoked_opaque_token_is_refused() -> None:
     server = FakeAuthorizationServer(audience=RESOURCE)
     token = server.issue_opaque()
@@ -175,6 +196,36 @@ async def test_rotated_keys_are_picked_up_on_the_first_token_with_the_new_kid() 
     clock[0] += 31
     assert await verifier.verify_token(server.token(key=rotated)) is not None
     assert await verifier.verify_token(server.token(alg="RS256", key=Key.make("RS256", "rs"))) is None
+    assert server.jwks_fetches == 2
+
+
+async def test_a_key_the_issuer_stopped_publishing_is_trusted_for_the_key_sets_max_age_at_most() -> None:
+    server = FakeAuthorizationServer(audience=RESOURCE)
+    verifier = ClientTokenVerifier(auth_for(server))
+    assert verifier.jwks is not None
+    clock = [0.0]
+    verifier.jwks._clock = lambda: clock[0]
+    retired = server.key("RS256")
+    assert await verifier.verify_token(server.token(key=retired, sub="a")) is not None
+    server.keys = [Key.make("ES256", "es-2")]  # the issuer retires (or revokes) the RSA key
+    clock[0] += MAX_KEY_AGE - 1
+    assert await verifier.verify_token(server.token(key=retired, sub="b")) is not None  # still in its age
+    clock[0] += 2
+    assert await verifier.verify_token(server.token(key=retired, sub="c")) is None
+    assert server.jwks_fetches == 2
+
+
+async def test_an_old_key_set_is_kept_while_the_issuer_cannot_be_reached() -> None:
+    server = FakeAuthorizationServer(audience=RESOURCE)
+    verifier = ClientTokenVerifier(auth_for(server))
+    assert verifier.jwks is not None
+    clock = [0.0]
+    verifier.jwks._clock = lambda: clock[0]
+    assert await verifier.verify_token(server.token(sub="a")) is not None
+    server.jwks_status = 503
+    clock[0] += MAX_KEY_AGE + 1
+    assert await verifier.verify_token(server.token(sub="b")) is not None  # one failed refresh, keys kept
+    assert await verifier.verify_token(server.token(sub="c")) is not None
     assert server.jwks_fetches == 2
 
 

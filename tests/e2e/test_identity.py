@@ -28,6 +28,7 @@ pytestmark = pytest.mark.anyio
 BASE = "http://127.0.0.1:8000"
 RESOURCE = f"{BASE}/mcp"
 UPSTREAM = "http://upstream.test/v1"
+STATIC = "team-static-token-0123456789"
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 OAUTH = {
     "type": "oauth2",
@@ -60,12 +61,16 @@ SPEC: dict[str, Any] = {
         "/status": {
             "get": {"operationId": "status", "security": [{"key": []}], "responses": {"200": {"description": "ok"}}}
         },
+        "/me": {  # any signed-in user, no particular scope
+            "get": {"operationId": "whoami", "security": [{"oauth": []}], "responses": {"200": {"description": "ok"}}}
+        },
     },
 }
+OPERATIONS = (("/pets", "GET"), ("/pets", "POST"), ("/status", "GET"))
 
 
-def catalogue() -> Any:
-    entries = tuple(entry_from_spec(SPEC, m, p) for p, m in (("/pets", "GET"), ("/pets", "POST"), ("/status", "GET")))
+def catalogue(operations: tuple[tuple[str, str], ...] = OPERATIONS) -> Any:
+    entries = tuple(entry_from_spec(SPEC, m, p) for p, m in operations)
     return catalogue_from_spec(SPEC, entries, prefix="PETS")
 
 
@@ -106,7 +111,7 @@ class Bridge:
 
 
 @asynccontextmanager
-async def bridge(**serve: Any) -> AsyncIterator[Bridge]:
+async def bridge(operations: tuple[tuple[str, str], ...] = OPERATIONS, **serve: Any) -> AsyncIterator[Bridge]:
     auth_server = FakeAuthorizationServer(audience=RESOURCE)
     upstream = FakeUpstream(SPEC)
 
@@ -114,14 +119,16 @@ async def bridge(**serve: Any) -> AsyncIterator[Bridge]:
         return Reply(200, b'{"ok": true}', "application/json")
 
     upstream.handler(answer)
-    auth = ClientAuth(resource_url=RESOURCE, issuer=ISSUER, jwks_url=JWKS_URL, transport=auth_server.transport())
+    auth = ClientAuth(
+        resource_url=RESOURCE, issuer=ISSUER, jwks_url=JWKS_URL, tokens=(STATIC,), transport=auth_server.transport()
+    )
     options = ServeOptions(
         transport="http",
         auth=auth,
         exchange=ExchangeOptions(TOKEN_URL, *BRIDGE_CLIENT, audience=UPSTREAM),
         **serve,
     )
-    cat = catalogue()
+    cat = catalogue(operations)
     runtime = build_runtime(
         cat,
         options,
@@ -211,6 +218,34 @@ async def test_exchanged_tokens_are_cached_per_user_and_operations_without_oauth
     assert "authorization" not in {k.lower() for k, _ in status_request.headers}
 
 
+async def test_an_exchanged_token_the_upstream_refuses_is_exchanged_again_on_the_next_call() -> None:
+    async with bridge() as b:
+        answers = iter([Reply(401, b'{"error": "invalid_token"}', "application/json")])
+        b.upstream.handler(lambda recorded: next(answers, Reply(200, b"{}", "application/json")))
+        ann = await b.session(b.auth_server.token(sub="ann", scope="pets:read"))
+        refused = b.result(await b.rpc(ann, "tools/call", {"name": "list_pets", "arguments": {}}))
+        for _ in range(3):
+            assert not b.result(await b.rpc(ann, "tools/call", {"name": "list_pets", "arguments": {}})).get("isError")
+    assert refused["isError"] is True
+    assert len(b.auth_server.exchanges) == 2  # the refused token was dropped, the next one kept
+    sent = [dict((k.lower(), v) for k, v in r.headers)["authorization"] for r in b.upstream.requests]
+    assert sent[0] != sent[1] and sent[1:] == [sent[1]] * 3
+
+
+async def test_a_static_token_is_never_exchanged_and_cannot_act_as_a_user(caplog: pytest.LogCaptureFixture) -> None:
+    async with bridge((*OPERATIONS, ("/me", "GET"))) as b:
+        team = await b.session(STATIC)
+        as_user = b.result(await b.rpc(team, "tools/call", {"name": "whoami", "arguments": {}}))
+        operator = b.result(await b.rpc(team, "tools/call", {"name": "status", "arguments": {}}))
+        scoped = await b.rpc(team, "tools/call", {"name": "list_pets", "arguments": {}})
+    assert as_user["isError"] is True and "no user identity" in as_user["content"][0]["text"]
+    assert b.auth_server.exchanges == []  # the shared secret never left the bridge
+    assert not operator.get("isError")  # operations with the operator's own key still work
+    assert scoped.status_code == 403  # and a static token carries no scope
+    assert [r.raw_path for r in b.upstream.requests] == ["/v1/status"]
+    assert STATIC not in caplog.text
+
+
 async def test_a_failed_exchange_is_a_tool_error_that_shows_no_token(caplog: pytest.LogCaptureFixture) -> None:
     async with bridge() as b:
         b.auth_server.exchange_status = 400
@@ -232,8 +267,39 @@ async def test_every_call_leaves_one_audit_line_without_tokens_or_arguments(capl
         await b.rpc(ann, "tools/call", {"name": "list_pets", "arguments": {}})
     lines = [r.getMessage() for r in caplog.records if r.name == "bridge.audit"]
     assert len(lines) == 1
-    assert lines[0].startswith("call subject=ann client=cli-7 tool=list_pets operation=GET /pets status=200 ms=")
+    assert lines[0].startswith("call subject=ann client=cli-7 tool=list_pets method=GET path=/pets status=200 ms=")
     assert token not in caplog.text
+
+
+AUDIT_KEYS = ["subject", "client", "tool", "method", "path", "status", "ms"]
+
+
+@pytest.mark.parametrize(
+    "subject",
+    [
+        "ann status=200 subject=root",
+        "ann\ncall subject=root client=x tool=list_pets method=GET path=/pets status=200 ms=1",
+        "ann\r\n\tbob",
+        "\u2028ann\u0085\x1b[31m",
+        "x" * 5000,
+        "",
+    ],
+    ids=["spaces", "newline-forged-line", "crlf-tab", "unicode-separators-and-escape", "huge", "empty"],
+)
+async def test_an_audit_line_cannot_be_forged_or_bloated_by_a_claim(
+    caplog: pytest.LogCaptureFixture, subject: str
+) -> None:
+    caplog.set_level(logging.INFO, logger="bridge.audit")
+    async with bridge() as b:
+        ann = await b.session(b.auth_server.token(sub=subject, client_id="cli 7\nx", scope="pets:read"))
+        await b.rpc(ann, "tools/call", {"name": "list_pets", "arguments": {}})
+    [line] = [r.getMessage() for r in caplog.records if r.name == "bridge.audit"]
+    assert line.isprintable() and len(line) < 600
+    words = line.split(" ")
+    assert words[0] == "call"
+    fields = dict(word.split("=", 1) for word in words[1:])
+    assert list(fields) == AUDIT_KEYS
+    assert fields["tool"] == "list_pets" and fields["path"] == "/pets" and fields["status"] == "200"
 
 
 async def test_one_user_cannot_hold_more_than_their_share_of_upstream_calls() -> None:

@@ -1,7 +1,7 @@
 // A minimal MCP client on the official TypeScript SDK (@modelcontextprotocol/sdk, pinned in tests/node).
 //
 //   node ts_client.mjs stdio <command> [args...]   spawn the server and talk over its stdin/stdout
-//   node ts_client.mjs http <url>                  streamable HTTP
+//   node ts_client.mjs http <url>                  streamable HTTP (with $MCP_BEARER: that bearer token)
 //
 // It connects, lists the tools, calls the tool named by $MCP_TOOL with the JSON object in
 // $MCP_TOOL_ARGS (default {}), and prints one JSON line on stdout:
@@ -24,7 +24,9 @@ function transportFrom(argv) {
     return new StdioClientTransport({ command: rest[0], args: rest.slice(1), env, stderr: 'inherit' });
   }
   if (mode === 'http' && rest.length === 1) {
-    return new StreamableHTTPClientTransport(new URL(rest[0]));
+    const token = process.env.MCP_BEARER;
+    const requestInit = token ? { headers: { Authorization: `Bearer ${token}` } } : undefined;
+    return new StreamableHTTPClientTransport(new URL(rest[0]), { requestInit });
   }
   throw new Error('usage: ts_client.mjs stdio <command> [args...] | http <url>');
 }
