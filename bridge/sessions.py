@@ -125,12 +125,11 @@ class SessionAdmission:
         if scope["type"] != "http" or (scope["path"].rstrip("/") or "/") != self.path:
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers") or [])
-        session_id = headers.get(SESSION_HEADER)
+        session_id = _first(scope, SESSION_HEADER)
         if session_id is not None:
             await self._existing(session_id.decode("latin-1"), scope, receive, send)
         elif scope["method"] == "POST":
-            await self._opening(headers.get(b"authorization"), scope, receive, send)
+            await self._opening(_first(scope, b"authorization"), scope, receive, send)
         else:
             await self.app(scope, receive, send)
 
@@ -271,6 +270,11 @@ class SessionAdmission:
         with anyio.move_on_after(5):
             await self.app(scope, receive, send)
         logger.info("closed idle session %s to make room (status %d)", short_id(session_id), status)
+
+
+def _first(scope: Scope, name: bytes) -> bytes | None:
+    """A request header's first value, the one the SDK reads (a repeated header must not differ)."""
+    return next((value for key, value in scope.get("headers") or [] if key.lower() == name), None)
 
 
 async def _json_error(send: Send, status: int, message: str) -> None:
