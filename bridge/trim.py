@@ -31,15 +31,22 @@ by :func:`advertised_schema` (:mod:`bridge.trim_schema`); field paths are parsed
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from bridge.result_shape import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_ITEMS,
+    DEFAULT_MAX_STRING,
+    DEFAULT_OUTPUT_DEPTH,
+    MARKER_KEY,
+    page_args,
+)
 from bridge.trim_budget import Fitter
 from bridge.trim_fields import WRAP_KEY, Trie, iter_paths, parse_fields, project, split_fields
-from bridge.trim_notes import MARKER_KEY, MAX_MARKERS, Notes
-from bridge.trim_schema import DEFAULT_OUTPUT_DEPTH, MARKER_SCHEMA, SHORT_FORMATS, advertised_schema, project_schema
+from bridge.trim_notes import MAX_MARKERS, Notes
+from bridge.trim_schema import MARKER_SCHEMA, SHORT_FORMATS, advertised_schema, project_schema
 from bridge.trim_walk import ELLIPSIS, MIN_STRING, measure, no_cyclic_gc
 
 __all__ = [
@@ -53,7 +60,6 @@ __all__ = [
     "MAX_MARKERS",
     "MIN_STRING",
     "OFF_LOOP_BYTES",
-    "PAGE_ARG_NAMES",
     "SHORT_FORMATS",
     "WRAP_KEY",
     "Trie",
@@ -69,9 +75,6 @@ __all__ = [
     "trim_result",
 ]
 
-DEFAULT_MAX_BYTES = 24 * 1024
-DEFAULT_MAX_ITEMS = 100
-DEFAULT_MAX_STRING = 4000
 MIN_BYTES = 1024
 OFF_LOOP_BYTES = 32 * 1024
 """Bodies longer than this are turned into results in a worker thread: parsing, redacting and
@@ -80,9 +83,6 @@ hold the event loop; below it, the thread hop would cost more than it saves."""
 _MARKER_RESERVE = 600
 _NAME_CHARS = 40
 
-# Explained once, in the server's instructions (INSTRUCTIONS), not in every tool.
-FIELDS_SCHEMA: dict[str, Any] = {"type": "string"}  # comma-separated dotted paths
-FIELDS_ARG_NAMES = ("fields", "_fields", "result_fields", "fields_")
 INSTRUCTIONS = (
     "Results leave out null and empty fields. A long result is cut to fit one answer; its "
     f"`{MARKER_KEY}` list says what was cut and how to get more."
@@ -90,37 +90,6 @@ INSTRUCTIONS = (
 FIELDS_INSTRUCTIONS = (
     "Tools with a `fields` argument return only those comma-separated dotted paths of their result "
     '(e.g. "items.name,total_count"; lists are crossed).'
-)
-
-# Argument names that page through a list, lower-cased with "-" and "_" removed.
-PAGE_ARG_NAMES = frozenset(
-    {
-        "page",
-        "perpage",
-        "pagesize",
-        "pagenumber",
-        "pagetoken",
-        "pagecursor",
-        "nextpagetoken",
-        "nexttoken",
-        "limit",
-        "offset",
-        "cursor",
-        "after",
-        "before",
-        "startingafter",
-        "endingbefore",
-        "maxresults",
-        "skip",
-        "take",
-        "top",
-        "since",
-        "marker",
-        "continuationtoken",
-        "startindex",
-        "count",
-        "size",
-    }
 )
 
 
@@ -158,11 +127,6 @@ class Trimmed:
     @property
     def cut(self) -> bool:
         return bool(self.notes)
-
-
-def page_args(arg_names: Sequence[str]) -> tuple[str, ...]:
-    """The arguments among ``arg_names`` that page through results (``per_page``, ``cursor``...)."""
-    return tuple(name for name in arg_names if re.sub(r"[-_$]", "", name.lower()) in PAGE_ARG_NAMES)
 
 
 # ------------------------------------------------------------------------------------ trimming

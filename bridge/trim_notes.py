@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bridge.result_shape import MARKER_KEY
 from bridge.trim_budget import Fitter
 from bridge.trim_walk import ELLIPSIS, Cap, Tree, child_pattern, json_size
 
 __all__ = ["MARKER_KEY", "MAX_MARKERS", "MINIMAL_NOTE", "Notes"]
 
-MARKER_KEY = "_truncated"
 MAX_MARKERS = 12
 MINIMAL_NOTE = "Cut to fit the byte limit of one answer."
 _KEY_CHARS = 40

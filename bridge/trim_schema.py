@@ -19,14 +19,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from bridge.result_shape import DEFAULT_OUTPUT_DEPTH, MARKER_KEY
 from bridge.trim_fields import Trie, parse_fields
-from bridge.trim_notes import MARKER_KEY
 
 __all__ = ["MARKER_SCHEMA", "SHORT_FORMATS", "advertised_schema", "project_schema"]
 
 # Explained once, in the server's instructions (bridge.trim.INSTRUCTIONS), not in every tool.
 MARKER_SCHEMA: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
-DEFAULT_OUTPUT_DEPTH = 1
 
 
 _DROPPED_KEYWORDS = frozenset(

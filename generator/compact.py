@@ -36,7 +36,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bridge.binding import OutputPolicy
-from bridge.trim import FIELDS_ARG_NAMES, FIELDS_SCHEMA, MARKER_KEY, advertised_schema, page_args
+from bridge.result_shape import FIELDS_ARG_NAMES, FIELDS_SCHEMA, MARKER_KEY, page_args
+from bridge.trim_schema import advertised_schema
 from generator.ir import Api, Operation
 from generator.issues import Issue, Level
 from generator.options import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from bridge.trim import DEFAULT_OUTPUT_DEPTH
+from bridge.result_shape import DEFAULT_OUTPUT_DEPTH
 
 DEFAULT_MAX_NAME_LENGTH = 64
 MAX_NAME_LENGTH_LIMIT = 128
