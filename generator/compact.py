@@ -423,41 +423,57 @@ def _merge_ref(ref_node: Mapping[str, Any], body: Any) -> Any:
 
 
 def inline_single_use(schema: JsonSchema) -> JsonSchema:
-    """Drop unreachable definitions and inline the ones used from exactly one place."""
+    """Drop unreachable definitions and inline the ones used from exactly one place.
+
+    One pass, linear in the schema: inlining a definition moves its references to its one use
+    site, so neither the use counts nor the reachable set change while inlining, and the
+    single-use definitions form a forest under their use sites (a cycle of them would be
+    unreachable). Each is expanded once, memoised, where its reference was.
+    """
     defs: dict[str, Any] = dict(schema.get(DEFS) or {})
     if not defs:
         return schema
     body = {k: v for k, v in schema.items() if k != DEFS}
-    while True:
-        reachable: set[str] = set()
-        pending = [n for n in _refs(body) if n in defs]
-        while pending:
-            name = pending.pop()
-            if name in reachable:
-                continue
-            reachable.add(name)
-            pending.extend(n for n in _refs(defs[name]) if n in defs and n not in reachable)
-        defs = {name: value for name, value in defs.items() if name in reachable}
-        uses: Counter[str] = Counter(_refs(body))
-        for value in defs.values():
-            uses.update(_refs(value))
-        target = next(
-            (n for n in defs if uses[n] == 1 and n not in set(_refs(defs[n]))),
-            None,
-        )
-        if target is None:
-            break
-        definition = defs.pop(target)
+    refs_of = {name: list(_refs(value)) for name, value in defs.items()}
+    body_refs = list(_refs(body))
+    reachable: set[str] = set()
+    pending = [n for n in body_refs if n in defs]
+    while pending:
+        name = pending.pop()
+        if name in reachable:
+            continue
+        reachable.add(name)
+        pending.extend(n for n in refs_of[name] if n in defs and n not in reachable)
+    uses: Counter[str] = Counter(body_refs)
+    for name in reachable:
+        uses.update(refs_of[name])
+    single = {n for n in reachable if uses[n] == 1 and n not in refs_of[n]}
+    kept = {name: value for name, value in defs.items() if name in reachable and name not in single}
+    if single:
+        memo: dict[int, Any] = {}
+        expanded: dict[str, Any] = {}
 
-        def change(node: Any, target: str = target, definition: Any = definition) -> Any | None:
-            if isinstance(node, dict) and _def_name(node.get("$ref")) == target:
-                return _merge_ref(node, definition)
+        def expand(name: str) -> Any:
+            done = expanded.get(name)
+            if done is None:
+                done = expanded[name] = at_root(defs[name])
+            return done
+
+        def change(node: Any) -> Any | None:
+            if isinstance(node, dict):
+                name = _def_name(node.get("$ref"))
+                if name is not None and name in single:
+                    return _merge_ref(_rebuild(node, change, memo), expand(name))
             return None
 
-        body = _rebuild(body, change, {})
-        defs = {name: _rebuild(value, change, {}) for name, value in defs.items()}
-    if defs:
-        return {**body, DEFS: dict(sorted(defs.items()))}
+        def at_root(node: Any) -> Any:
+            new = change(node)
+            return _rebuild(node, change, memo) if new is None else new
+
+        body = at_root(body)
+        kept = {name: at_root(value) for name, value in kept.items()}
+    if kept:
+        return {**body, DEFS: dict(sorted(kept.items()))}
     return body
 
 
@@ -466,6 +482,14 @@ class _Fingerprints:
 
     def __init__(self) -> None:
         self._memo: dict[int, tuple[Any, str, int]] = {}
+        self._censuses: dict[int, _Census] = {}
+
+    def census(self, min_chars: int, titles: Mapping[int, str]) -> _Census:
+        """The census of sub-schemas for these settings, kept as long as this memo."""
+        found = self._censuses.get(min_chars)
+        if found is None or found.titles is not titles:
+            found = self._censuses[min_chars] = _Census(self, min_chars, titles)
+        return found
 
     def __call__(self, node: Any) -> tuple[str, int]:
         if not isinstance(node, dict):
@@ -498,6 +522,61 @@ class _Fingerprints:
         return digest, size
 
 
+Census = dict[str, tuple[int, str]]
+_NO_CENSUS: Census = {}
+
+
+class _Census:
+    """Sub-schemas of at least ``min_chars`` below a node: digest -> (uses, capped at 2; the name
+    hint of its first use in a depth-first walk). Memoised per node and hint, so a sub-schema
+    shared by many places (or many tools) is counted once, never once per path through it."""
+
+    def __init__(self, prints: _Fingerprints, min_chars: int, titles: Mapping[int, str]) -> None:
+        self.prints = prints
+        self.min_chars = min_chars
+        self.titles = titles
+        self._memo: dict[tuple[int, str], tuple[Any, Census]] = {}
+
+    def __call__(self, node: Any, hint: str) -> Census:
+        if not isinstance(node, dict):
+            return _NO_CENSUS
+        hit = self._memo.get((id(node), hint))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        out: Census = {}
+        children: list[tuple[Any, str]] = []
+        for key, value in node.items():
+            if key == DEFS:
+                continue
+            if key in _MAP_KEYWORDS and isinstance(value, dict):
+                items = [(item, str(prop)) for prop, item in value.items()]
+            elif key in _LIST_KEYWORDS and isinstance(value, list):
+                items = [(item, hint) for item in value]
+            elif key in _ONE_KEYWORDS:
+                items = [(value, f"{hint}_item" if key == "items" else hint)]
+            else:
+                continue
+            for item, item_hint in items:
+                if not isinstance(item, dict):
+                    continue
+                digest, size = self.prints(item)
+                if size >= self.min_chars:
+                    _add(out, digest, 1, self.titles.get(id(item)) or item_hint)
+                children.append((item, item_hint))
+        # The order of a stack walk: a node's children are seen first, then the last child's subtree.
+        for item, item_hint in reversed(children):
+            for digest, (n, found) in self(item, item_hint).items():
+                _add(out, digest, n, found)
+        result = out or _NO_CENSUS
+        self._memo[(id(node), hint)] = (node, result)
+        return result
+
+
+def _add(census: Census, digest: str, uses: int, hint: str) -> None:
+    known = census.get(digest)
+    census[digest] = (1 if uses == 1 else 2, hint) if known is None else (2, known[1])
+
+
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -515,43 +594,18 @@ def share_defs(
     """
     if min_chars <= 0:
         return inline_single_use(schema)
-    titles = titles or {}
+    titles = titles if titles is not None else {}
     defs: dict[str, Any] = dict(schema.get(DEFS) or {})
     body = {k: v for k, v in schema.items() if k != DEFS}
     # One memo for a whole API: compacted sub-schemas are shared between its tools.
     prints = prints if prints is not None else _Fingerprints()
-    counts: Counter[str] = Counter()
+    census = prints.census(min_chars, titles)
+    counts: dict[str, int] = {}
     hints: dict[str, str] = {}
-
-    def count(node: Any, hint: str) -> None:
-        stack = [(node, hint)]
-        while stack:
-            current, name = stack.pop()
-            if not isinstance(current, dict):
-                continue
-            for key, value in current.items():
-                if key == DEFS:
-                    continue
-                if key in _MAP_KEYWORDS and isinstance(value, dict):
-                    items = [(item, str(prop)) for prop, item in value.items()]
-                elif key in _LIST_KEYWORDS and isinstance(value, list):
-                    items = [(item, name) for item in value]
-                elif key in _ONE_KEYWORDS:
-                    items = [(value, f"{name}_item" if key == "items" else name)]
-                else:
-                    continue
-                for item, item_hint in items:
-                    if not isinstance(item, dict):
-                        continue
-                    digest, size = prints(item)
-                    if size >= min_chars:
-                        counts[digest] += 1
-                        hints.setdefault(digest, titles.get(id(item)) or item_hint)
-                    stack.append((item, item_hint))
-
-    count(body, "schema")
-    for name, value in defs.items():
-        count(value, name)
+    for root, hint in [(body, "schema"), *((value, name) for name, value in defs.items())]:
+        for digest, (n, found) in census(root, hint).items():
+            counts[digest] = counts.get(digest, 0) + n
+            hints.setdefault(digest, found)
     chosen = {digest for digest, n in counts.items() if n >= 2}
     if not chosen:
         return inline_single_use(schema)
