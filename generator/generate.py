@@ -8,13 +8,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bridge.binding import Catalogue
-from generator.compact import lean_api, shared_arguments
 from generator.ir import Api
 from generator.issues import GenerationError, Issue, Level
 from generator.load import LoadedSpec, load_spec
 from generator.options import GenerateOptions
 from generator.parse import parse_api
 from generator.render import catalogue_from_api, manifest_tools, render_package
+from generator.shape import lean_api, shared_arguments
 from generator.write import PackageDiff, write_package
 
 DEFAULT_OUTPUT_ROOT = Path("generated")
