@@ -355,7 +355,7 @@ def measure() -> dict[str, Any]:
     started = time.perf_counter()
     raw = parse_api(loaded.document, options=options, source_name=str(spec))
     parsed_s = time.perf_counter() - started
-    from generator.compact import lean_api
+    from generator.shape import lean_api
 
     started = time.perf_counter()
     lean = lean_api(raw, options)

@@ -22,50 +22,67 @@ summary), and the result is cut at a word near the configured limit.
 within one tool schema and big enough to pay for a reference is moved to ``$defs`` once and
 referenced. Recursive schemas stay ``$defs`` references, so no cycle is ever expanded, and every
 ``$ref`` resolves inside the tool schema.
+
+This module walks schemas and operations; the text rules are in :mod:`generator.compact_text`, the
+``$defs`` steps in :mod:`generator.compact_defs`, and output shaping in :mod:`generator.shape`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import json
-import re
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from bridge.binding import OutputPolicy
-from bridge.result_shape import FIELDS_ARG_NAMES, FIELDS_SCHEMA, MARKER_KEY, page_args
-from bridge.trim_schema import advertised_schema
+from generator.compact_defs import (
+    CONSTRAINT_KEYWORDS,
+    DEFS,
+    DEFS_PREFIX,
+    Fingerprints,
+    JsonSchema,
+    count_constraints,
+    inline_single_use,
+    share_defs,
+)
+from generator.compact_text import (
+    clean_text,
+    compact_text,
+    cut,
+    find_boilerplate,
+    first_paragraph,
+    is_trivial_description,
+    restates,
+    sentences,
+)
 from generator.ir import Api, Operation
-from generator.issues import Issue, Level
 from generator.options import (
     DEFAULT_BOILERPLATE_REPEATS,
     DEFAULT_PROPERTY_DESCRIPTION_LIMIT,
     DEFAULT_SHARE_MIN_CHARS,
     DEFAULT_TOOL_DESCRIPTION_LIMIT,
-    GenerateOptions,
 )
 from generator.schemas import LIST_KEYWORDS, MAP_KEYWORDS, ONE_KEYWORDS, child_schemas
 
+# The text and $defs steps live in their own modules; these names stay importable from here.
 __all__ = [
+    "CONSTRAINT_KEYWORDS",
+    "DEFS",
+    "DEFS_PREFIX",
     "CompactSettings",
     "SchemaCompactor",
     "clean_text",
     "compact_api",
+    "compact_text",
     "count_constraints",
+    "cut",
+    "find_boilerplate",
     "first_paragraph",
+    "inline_single_use",
+    "is_trivial_description",
     "share_defs",
 ]
 
-JsonSchema = dict[str, Any]
-
-DEFS = "$defs"
-DEFS_PREFIX = "#/$defs/"
 MAX_EXAMPLE_CHARS = 60
-SHARED_ARGUMENT_SHARE = 0.8
-ELLIPSIS = "…"
 
 # Subschema keywords, as the converter knows them; $defs are handled on their own here.
 _MAP_KEYWORDS = MAP_KEYWORDS - {"$defs", "definitions"}
@@ -87,7 +104,6 @@ _DROPPED = frozenset(
         "definitions",
     }
 )
-_ANNOTATION_KEYS = frozenset({"title", "description", "default", "examples", "deprecated"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,132 +113,6 @@ class CompactSettings:
     boilerplate_repeats: int = DEFAULT_BOILERPLATE_REPEATS  # 0: never drop repeated sentences
     share_min_chars: int = DEFAULT_SHARE_MIN_CHARS  # 0: never move repeated sub-schemas to $defs
     boilerplate: frozenset[str] = field(default_factory=frozenset)
-
-
-# ------------------------------------------------------------------------------------- text
-
-_MD_LINK = re.compile(
-    r"!?\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\(\s*<?[^()\s<>]*(?:\([^()\s]*\)[^()\s<>]*)*>?(?:\s+\"[^\"]*\")?\s*\)"
-)
-_MD_REF_LINK = re.compile(r"\[((?:[^\[\]]|\[[^\[\]]*\])+)\]\[[^\[\]]*\]")
-_AUTOLINK = re.compile(r"<(https?://[^<>\s]+)>")
-_HTML_TAGS = (
-    "a|abbr|b|br|code|del|details|div|em|h[1-6]|hr|i|img|kbd|li|ol|p|pre|s|small|span|strong|sub|summary|sup"
-    "|table|tbody|td|th|thead|tr|u|ul"
-)
-_HTML_TAG = re.compile(rf"</?(?:{_HTML_TAGS})(?:\s[^<>]*)?/?>", re.IGNORECASE)
-_HEADING = re.compile(r"^\s{0,3}(#{1,6}\s|[-=*_]{3,}\s*$)")
-_ADMONITION = re.compile(r"^[ \t]*>[ \t]*\[!\w+\][ \t]*", re.MULTILINE)
-_QUOTE_MARK = re.compile(r"^[ \t]*>[ \t]?", re.MULTILINE)
-_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
-_SPACES = re.compile(r"[ \t]+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”)\]]*\s+(?=[A-Z0-9\"'`“(\[*_])")
-_REFERENCE_ONLY = re.compile(
-    r"^(?:\(?\s*)(?:for (?:more|further|additional) (?:information|details|info)|for details|to learn more|learn more"
-    r"|for an example|for examples|for more about)\b[^.]*?\bsee\b"
-    r"|^\(?see\b.*\b(?:for (?:more|further) (?:information|details)|for details|documentation|docs)\b",
-    re.IGNORECASE,
-)
-
-
-def clean_text(text: str) -> str:
-    """Markdown links, autolinks and common HTML tags reduced to their text; whitespace tidied."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    for _ in range(3):  # nested links ([![badge](img)](url)) unwrap from the inside out
-        new = _MD_LINK.sub(lambda m: m.group(1), text)
-        if new == text:
-            break
-        text = new
-    text = _MD_REF_LINK.sub(lambda m: m.group(1), text)
-    text = _AUTOLINK.sub(lambda m: m.group(1), text)
-    text = re.sub(r"<br\s*/?>", "\n", text, flags=re.IGNORECASE)
-    text = _HTML_TAG.sub("", text)
-    text = _ADMONITION.sub("", text)
-    text = _QUOTE_MARK.sub("", text)
-    lines = [_SPACES.sub(" ", line).strip() for line in text.split("\n")]
-    return "\n".join(lines).strip()
-
-
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
-
-
-def first_paragraph(text: str) -> str:
-    """The first paragraph that is prose (headings and rules skipped); wrapped lines joined, list
-    items kept on their own lines."""
-    for paragraph in _PARAGRAPH_BREAK.split(text):
-        lines = [line.strip() for line in paragraph.strip().split("\n") if line.strip()]
-        while lines and _HEADING.match(lines[0]):
-            lines.pop(0)
-        if lines:
-            joined = lines[0]
-            for line in lines[1:]:
-                joined += ("\n" if _LIST_ITEM.match(line) else " ") + line
-            return joined
-    return ""
-
-
-def sentences(text: str) -> list[str]:
-    return [s for s in _SENTENCE_END.split(text) if s]
-
-
-def _is_reference_only(sentence: str) -> bool:
-    return bool(_REFERENCE_ONLY.search(sentence.strip()))
-
-
-def cut(text: str, limit: int) -> str:
-    """``text`` if it fits; else its whole sentences that fit; else its first sentence cut at a
-    word, ending with "…"."""
-    if len(text) <= limit:
-        return text
-    kept = ""
-    for sentence in sentences(text):
-        joined = f"{kept} {sentence}" if kept else sentence
-        if len(joined) > limit:
-            break
-        kept = joined
-    if kept:
-        return kept
-    room = max(limit - len(ELLIPSIS), 1)
-    head = text[:room]
-    space = max(head.rfind(" "), head.rfind("\n"))
-    if space >= room // 2:
-        head = head[:space]
-    return head.rstrip(" ,;:-\n") + ELLIPSIS
-
-
-def compact_text(
-    text: str, limit: int, boilerplate: frozenset[str] = frozenset(), *, after_summary: bool = False
-) -> str:
-    """One description as the model should see it (see the module docstring).
-
-    ``after_summary``: the text follows the operation's summary, so its own first sentence is not
-    the tool description's first and may be dropped as boilerplate too.
-    """
-    paragraph = first_paragraph(clean_text(text))
-    kept = []
-    for position, sentence in enumerate(sentences(paragraph)):
-        if _is_reference_only(sentence):
-            continue
-        if (position > 0 or after_summary) and sentence.strip() in boilerplate:
-            continue
-        kept.append(sentence)
-    return cut(" ".join(kept).strip(), limit)
-
-
-def find_boilerplate(texts: Iterable[str | tuple[str, bool]], repeats: int) -> frozenset[str]:
-    """Sentences that occur at least ``repeats`` times, not counting first sentences.
-
-    A text given as ``(text, True)`` follows a summary: its first sentence counts as well.
-    """
-    if repeats <= 0:
-        return frozenset()
-    counts: Counter[str] = Counter()
-    for item in texts:
-        text, after_summary = (item, False) if isinstance(item, str) else item
-        found = sentences(first_paragraph(clean_text(text)))
-        for sentence in found if after_summary else found[1:]:
-            counts[sentence.strip()] += 1
-    return frozenset(s for s, n in counts.items() if n >= repeats)
 
 
 # ------------------------------------------------------------------------------------ schemas
@@ -235,7 +125,7 @@ class SchemaCompactor:
         self.settings = settings
         self._memo: dict[tuple[int, bool], tuple[Any, Any]] = {}
         self.titles: dict[int, str] = {}  # id(compacted dict) -> the title it had
-        self.prints = _Fingerprints()  # digests of compacted sub-schemas, shared by every tool
+        self.prints = Fingerprints()  # digests of compacted sub-schemas, shared by every tool
 
     def schema(self, node: Any, *, branch: bool = False) -> Any:
         if not isinstance(node, dict):
@@ -303,358 +193,12 @@ class SchemaCompactor:
         return out
 
 
-_WORD = re.compile(r"[A-Za-z][a-z]*|[0-9]+")
-# Words a description may add to a property name and still say nothing more than the name.
-_FILLER = frozenset(
-    "a an the of for to this that which is are be its it in on by with as or and given "
-    "name number id identifier identifies unique value string integer boolean flag field parameter param "
-    "argument".split()
-)
-
-
-def _words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
-
-
-def _same_word(a: str, b: str) -> bool:
-    return a == b or (min(len(a), len(b)) >= 3 and (a.startswith(b) or b.startswith(a)))
-
-
-def is_trivial_description(name: str, description: str) -> bool:
-    """Whether ``description`` only restates the property name ("The name of the secret." for
-    ``secret_name``): every word is the name's or filler."""
-    own = _words(name)
-    words = _words(description)
-    if not own or len(words) > 12 or "`" in description:
-        return False
-    return all(w in _FILLER or any(_same_word(w, o) for o in own) for w in words)
-
-
 def _without_trivial_description(name: str, schema: Any) -> Any:
     if isinstance(schema, dict):
         description = schema.get("description")
         if isinstance(description, str) and is_trivial_description(name, description):
             return {k: v for k, v in schema.items() if k != "description"}
     return schema
-
-
-# ------------------------------------------------------------------------------- $defs sharing
-
-
-def _children(node: Any) -> Iterator[Any]:
-    """Direct sub-schemas of a schema (not through the root ``$defs``)."""
-    if not isinstance(node, dict):
-        return
-    for key, value in node.items():
-        if key == DEFS:
-            continue
-        if key in _MAP_KEYWORDS and isinstance(value, dict):
-            yield from value.values()
-        elif key in _LIST_KEYWORDS and isinstance(value, list):
-            yield from value
-        elif key in _ONE_KEYWORDS:
-            yield value
-
-
-def _rebuild(node: Any, change: Callable[[Any], Any | None], memo: dict[int, Any]) -> Any:
-    """A copy of ``node`` where each sub-schema ``s`` becomes ``change(s)`` (when not None), else is
-    rebuilt the same way. Nodes that need no change are returned as they are (shared)."""
-    if not isinstance(node, dict):
-        return node
-    hit = memo.get(id(node))
-    if hit is not None:
-        return hit[1]
-    out: dict[str, Any] = {}
-    changed = False
-
-    def sub(value: Any) -> Any:
-        nonlocal changed
-        new = change(value)
-        if new is None:
-            new = _rebuild(value, change, memo)
-        if new is not value:
-            changed = True
-        return new
-
-    for key, value in node.items():
-        if key == DEFS:
-            out[key] = value
-        elif key in _MAP_KEYWORDS and isinstance(value, dict):
-            out[key] = {name: sub(item) for name, item in value.items()}
-        elif key in _LIST_KEYWORDS and isinstance(value, list):
-            out[key] = [sub(item) for item in value]
-        elif key in _ONE_KEYWORDS:
-            out[key] = sub(value)
-        else:
-            out[key] = value
-    result = out if changed else node
-    memo[id(node)] = (node, result)
-    return result
-
-
-def _def_name(ref: Any) -> str | None:
-    if isinstance(ref, str) and ref.startswith(DEFS_PREFIX):
-        return ref[len(DEFS_PREFIX) :]
-    return None
-
-
-def _refs(node: Any, seen: set[int] | None = None) -> Iterator[str]:
-    """Every ``$defs`` name referenced from ``node``, once per position (a tree walk)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if not isinstance(current, dict):
-            continue
-        name = _def_name(current.get("$ref"))
-        if name is not None:
-            yield name
-        stack.extend(_children(current))
-
-
-def _merge_ref(ref_node: Mapping[str, Any], body: Any) -> Any:
-    """The body of a definition in place of ``{"$ref": ..., <siblings>}``."""
-    siblings = {k: v for k, v in ref_node.items() if k != "$ref"}
-    if not siblings:
-        return body
-    if not isinstance(body, dict):
-        return {"allOf": [body], **siblings}
-    if siblings.keys() <= _ANNOTATION_KEYS:
-        return {**body, **siblings}
-    return {"allOf": [body], **siblings}
-
-
-def inline_single_use(schema: JsonSchema) -> JsonSchema:
-    """Drop unreachable definitions and inline the ones used from exactly one place."""
-    defs: dict[str, Any] = dict(schema.get(DEFS) or {})
-    if not defs:
-        return schema
-    body = {k: v for k, v in schema.items() if k != DEFS}
-    while True:
-        reachable: set[str] = set()
-        pending = [n for n in _refs(body) if n in defs]
-        while pending:
-            name = pending.pop()
-            if name in reachable:
-                continue
-            reachable.add(name)
-            pending.extend(n for n in _refs(defs[name]) if n in defs and n not in reachable)
-        defs = {name: value for name, value in defs.items() if name in reachable}
-        uses: Counter[str] = Counter(_refs(body))
-        for value in defs.values():
-            uses.update(_refs(value))
-        target = next(
-            (n for n in defs if uses[n] == 1 and n not in set(_refs(defs[n]))),
-            None,
-        )
-        if target is None:
-            break
-        definition = defs.pop(target)
-
-        def change(node: Any, target: str = target, definition: Any = definition) -> Any | None:
-            if isinstance(node, dict) and _def_name(node.get("$ref")) == target:
-                return _merge_ref(node, definition)
-            return None
-
-        body = _rebuild(body, change, {})
-        defs = {name: _rebuild(value, change, {}) for name, value in defs.items()}
-    if defs:
-        return {**body, DEFS: dict(sorted(defs.items()))}
-    return body
-
-
-class _Fingerprints:
-    """Canonical digest and serialized size of each sub-schema (memo by identity)."""
-
-    def __init__(self) -> None:
-        self._memo: dict[int, tuple[Any, str, int]] = {}
-
-    def __call__(self, node: Any) -> tuple[str, int]:
-        if not isinstance(node, dict):
-            text = json.dumps(node, sort_keys=True, ensure_ascii=False)
-            return text, len(text)
-        hit = self._memo.get(id(node))
-        if hit is not None and hit[0] is node:
-            return hit[1], hit[2]
-        parts: list[str] = []
-        size = 2
-        for key in sorted(node):
-            value = node[key]
-            if key in _MAP_KEYWORDS and isinstance(value, dict):
-                inner = [(name, self(item)) for name, item in sorted(value.items())]
-                text = "{" + ",".join(json.dumps(n) + ":" + d for n, (d, _) in inner) + "}"
-                length = 2 + sum(len(json.dumps(n, ensure_ascii=False)) + 2 + s for n, (_, s) in inner)
-            elif key in _LIST_KEYWORDS and isinstance(value, list):
-                inner_list = [self(item) for item in value]
-                text = "[" + ",".join(d for d, _ in inner_list) + "]"
-                length = 2 + sum(s + 1 for _, s in inner_list)
-            elif key in _ONE_KEYWORDS or key == DEFS:
-                text, length = self(value) if key != DEFS else (json.dumps(value, sort_keys=True), 0)
-            else:
-                text = json.dumps(value, sort_keys=True, ensure_ascii=False)
-                length = len(text)
-            parts.append(json.dumps(key) + ":" + text)
-            size += len(key) + 3 + length
-        digest = hashlib.sha1("{".join(parts).encode("utf-8")).hexdigest()
-        self._memo[id(node)] = (node, digest, size)
-        return digest, size
-
-
-_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def share_defs(
-    schema: JsonSchema,
-    *,
-    min_chars: int,
-    titles: Mapping[int, str] | None = None,
-    prints: _Fingerprints | None = None,
-) -> JsonSchema:
-    """Move sub-schemas repeated in ``schema`` (each at least ``min_chars`` of JSON) to ``$defs``.
-
-    Names come from the sub-schema's original title, else the property it was first found under.
-    Definitions that end up used once are inlined back.
-    """
-    if min_chars <= 0:
-        return inline_single_use(schema)
-    titles = titles or {}
-    defs: dict[str, Any] = dict(schema.get(DEFS) or {})
-    body = {k: v for k, v in schema.items() if k != DEFS}
-    # One memo for a whole API: compacted sub-schemas are shared between its tools.
-    prints = prints if prints is not None else _Fingerprints()
-    counts: Counter[str] = Counter()
-    hints: dict[str, str] = {}
-
-    def count(node: Any, hint: str) -> None:
-        stack = [(node, hint)]
-        while stack:
-            current, name = stack.pop()
-            if not isinstance(current, dict):
-                continue
-            for key, value in current.items():
-                if key == DEFS:
-                    continue
-                if key in _MAP_KEYWORDS and isinstance(value, dict):
-                    items = [(item, str(prop)) for prop, item in value.items()]
-                elif key in _LIST_KEYWORDS and isinstance(value, list):
-                    items = [(item, name) for item in value]
-                elif key in _ONE_KEYWORDS:
-                    items = [(value, f"{name}_item" if key == "items" else name)]
-                else:
-                    continue
-                for item, item_hint in items:
-                    if not isinstance(item, dict):
-                        continue
-                    digest, size = prints(item)
-                    if size >= min_chars:
-                        counts[digest] += 1
-                        hints.setdefault(digest, titles.get(id(item)) or item_hint)
-                    stack.append((item, item_hint))
-
-    count(body, "schema")
-    for name, value in defs.items():
-        count(value, name)
-    chosen = {digest for digest, n in counts.items() if n >= 2}
-    if not chosen:
-        return inline_single_use(schema)
-    names: dict[str, str] = {}
-    taken = set(defs)
-    pending: list[tuple[str, Any]] = []
-
-    def name_for(digest: str, node: Any) -> str:
-        name = names.get(digest)
-        if name is None:
-            base = _UNSAFE_NAME.sub("_", hints.get(digest, "schema")).strip("_.") or "schema"
-            name, number = base, 2
-            while name in taken:
-                name, number = f"{base}_{number}", number + 1
-            taken.add(name)
-            names[digest] = name
-            pending.append((name, node))
-        return name
-
-    memo: dict[int, Any] = {}
-
-    def change(node: Any) -> Any | None:
-        if not isinstance(node, dict):
-            return None
-        digest, size = prints(node)
-        if size >= min_chars and digest in chosen:
-            return {"$ref": DEFS_PREFIX + name_for(digest, node)}
-        return None
-
-    body = _rebuild(body, change, memo)
-    defs = {name: _rebuild(value, change, memo) for name, value in defs.items()}
-    while pending:
-        name, node = pending.pop()
-        defs[name] = _rebuild(node, change, memo)
-    return inline_single_use({**body, DEFS: defs})
-
-
-# -------------------------------------------------------------------------------- constraints
-
-
-CONSTRAINT_KEYWORDS = (
-    "type",
-    "enum",
-    "const",
-    "format",
-    "pattern",
-    "default",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minLength",
-    "maxLength",
-    "minItems",
-    "maxItems",
-    "uniqueItems",
-    "minProperties",
-    "maxProperties",
-)
-
-
-def count_constraints(schema: Any, *, max_nodes: int = 2_000_000) -> Counter[str]:
-    """Constraints of ``schema`` counted on its expansion: each ``$defs`` reference is followed,
-    except into a definition already open on the current path (a cycle).
-
-    ``required`` counts required names, ``enum`` counts values, ``additionalProperties: false``
-    counts as ``closed``; the other keywords count occurrences. Two schemas that accept the same
-    instances through the same constraints give the same counts whether or not they share
-    ``$defs``.
-    """
-    root = schema if isinstance(schema, dict) else {}
-    defs = root.get(DEFS) if isinstance(root.get(DEFS), dict) else {}
-    assert isinstance(defs, dict)
-    counts: Counter[str] = Counter()
-    stack: list[tuple[Any, frozenset[str]]] = [(root, frozenset())]
-    visited = 0
-    while stack:
-        node, path = stack.pop()
-        if not isinstance(node, dict):
-            continue
-        visited += 1
-        if visited > max_nodes:
-            raise ValueError("schema expansion too large to count")
-        name = _def_name(node.get("$ref"))
-        if name is not None and name in defs and name not in path:
-            stack.append((defs[name], path | {name}))
-        for key in CONSTRAINT_KEYWORDS:
-            if key not in node:
-                continue
-            value = node[key]
-            if key == "enum" and isinstance(value, list):
-                counts["enum"] += len(value)
-            else:
-                counts[key] += 1
-        required = node.get("required")
-        if isinstance(required, list):
-            counts["required"] += len(set(required))
-        if node.get("additionalProperties") is False:
-            counts["closed"] += 1
-        stack.extend((child, path) for child in _children(node))
-    return counts
 
 
 # --------------------------------------------------------------------------------- operations
@@ -683,14 +227,6 @@ def _all_texts(api: Api) -> Iterator[str | tuple[str, bool]]:
             yield from _schema_texts(op.output_schema, seen)
 
 
-def _restates(summary: str, sentence: str) -> bool:
-    """Whether every content word of ``summary`` is in ``sentence`` ("List repository issues" and
-    "Lists issues in a repository.")."""
-    words = [w for w in _words(summary) if w not in _FILLER]
-    other = _words(sentence)
-    return bool(words) and all(any(_same_word(w, o) for o in other) for w in words)
-
-
 def tool_description(op: Operation, settings: CompactSettings) -> str:
     """The first paragraph of the description, after the summary unless it only restates it."""
     from generator.parse import DEPRECATED_PREFIX
@@ -703,7 +239,7 @@ def tool_description(op: Operation, settings: CompactSettings) -> str:
     )
     if summary and description:
         first = (sentences(description) or [""])[0]
-        if _restates(summary, first):
+        if restates(summary, first):
             summary = ""
     text = "\n".join(part for part in (summary, description) if part) or op.label
     if op.deprecated:
@@ -736,156 +272,3 @@ def compact_api(api: Api, settings: CompactSettings) -> Api:
             )
         )
     return replace(api, operations=tuple(operations))
-
-
-# --------------------------------------------------------------------------- outputs and arguments
-
-
-def _operation_overrides(options: GenerateOptions, op: Operation) -> Mapping[str, Any]:
-    """Config overrides of one operation: ``METHOD /path`` first, then operationId (wins)."""
-    merged: dict[str, Any] = {}
-    for key, value in options.overrides.items():
-        verb, _, rest = key.partition(" ")
-        if rest and f"{verb.upper()} {rest}" == op.label and isinstance(value, dict):
-            merged.update(value)
-    by_id = options.overrides.get(op.operation_id) if op.operation_id else None
-    if isinstance(by_id, dict):
-        merged.update(by_id)
-    return merged
-
-
-def output_policy(op: Operation, options: GenerateOptions) -> tuple[OutputPolicy | None, list[Issue]]:
-    """The operation's result shaping from ``x-mcp-output`` (a list of fields, or a mapping with
-    ``fields``, ``max_items``, ``max_string``, ``max_bytes``) and the config's ``output`` (wins)."""
-    issues: list[Issue] = []
-    merged: dict[str, Any] = {}
-    for source, raw in (
-        ("x-mcp-output", op.extensions.get("x-mcp-output")),
-        ("config output", _operation_overrides(options, op).get("output")),
-    ):
-        if raw is None:
-            continue
-        if isinstance(raw, list):
-            raw = {"fields": raw}
-        if not isinstance(raw, dict):
-            issues.append(Issue(Level.WARNING, op.label, f"{source} must be a list of fields or a mapping; ignored"))
-            continue
-        for key, value in raw.items():
-            if key == "fields" and isinstance(value, list) and all(isinstance(v, str) and v for v in value):
-                merged["fields"] = tuple(value)
-            elif key in ("max_items", "max_string", "max_bytes") and isinstance(value, int) and value > 0:
-                merged[key] = value
-            else:
-                issues.append(Issue(Level.WARNING, op.label, f"{source}: {key!r} is not understood; ignored"))
-    return (OutputPolicy(**merged) if merged else None), issues
-
-
-MAX_SMALL_RESULT_FIELDS = 10
-
-
-def _worth_selecting(advertised: Mapping[str, Any]) -> bool:
-    """Whether a ``fields`` argument can make results much smaller: for lists, for objects with
-    many fields and for results of unknown shape; not for a result known to be a few fields."""
-    properties = {k: v for k, v in (advertised.get("properties") or {}).items() if k != MARKER_KEY}
-    if not properties or len(properties) > MAX_SMALL_RESULT_FIELDS:
-        return True
-    if any(key in advertised for key in ("anyOf", "allOf", "additionalProperties", "patternProperties")):
-        return True
-    for prop in properties.values():
-        if not isinstance(prop, dict):
-            return True
-        kind = prop.get("type")
-        kinds = kind if isinstance(kind, list) else [kind]
-        if "array" in kinds or kind is None:
-            return True
-    return False
-
-
-def _fields_arg(properties: Mapping[str, Any]) -> str | None:
-    return next((name for name in FIELDS_ARG_NAMES if name not in properties), None)
-
-
-def shape_operation(op: Operation, options: GenerateOptions) -> tuple[Operation, list[Issue]]:
-    """Output schema as trimmed results have it, the ``fields`` argument, paging arguments and the
-    operation's output policy, recorded in the binding (bridge/trim.py is the other half)."""
-    policy, issues = output_policy(op, options)
-    properties = op.input_schema.get("properties")
-    names = list(properties) if isinstance(properties, dict) else []
-    binding_changes: dict[str, Any] = {"output": policy, "page_args": page_args(names)}
-    input_schema = op.input_schema
-    output = op.output_schema
-    if output is not None and not options.output_schemas:
-        output = None
-    if output is not None:
-        advertised = advertised_schema(
-            output,
-            depth=options.output_depth,
-            descriptions=options.output_descriptions,
-            wrapped=op.binding.wrap_output,
-            selected=policy.fields if policy else (),
-        )
-        output = share_defs(advertised, min_chars=options.share_min_chars)
-        fields_arg = (
-            _fields_arg(properties if isinstance(properties, dict) else {}) if _worth_selecting(output) else None
-        )
-        if fields_arg is not None:
-            binding_changes["fields_arg"] = fields_arg
-            input_schema = {**input_schema, "properties": {**(properties or {}), fields_arg: dict(FIELDS_SCHEMA)}}
-    binding = dataclasses.replace(op.binding, **binding_changes)
-    return replace(op, input_schema=input_schema, output_schema=output, binding=binding), issues
-
-
-def shared_arguments(api: Api, min_tools: int) -> tuple[Api, dict[str, str]]:
-    """Arguments described identically in at least ``min_tools`` tools lose that description,
-    which is returned (name -> description) to be said once in the server's instructions."""
-    if min_tools <= 0:
-        return api, {}
-    counts: Counter[tuple[str, str]] = Counter()
-    for op in api.operations:
-        for name, prop in (op.input_schema.get("properties") or {}).items():
-            if isinstance(prop, dict) and isinstance(prop.get("description"), str):
-                counts[(name, prop["description"])] += 1
-    uses: Counter[str] = Counter()
-    for op in api.operations:
-        uses.update(list(op.input_schema.get("properties") or {}))
-    # Only a description that is the argument's meaning in (nearly) every tool that has it.
-    shared = {
-        (name, text) for (name, text), n in counts.items() if n >= min_tools and n >= SHARED_ARGUMENT_SHARE * uses[name]
-    }
-    if not shared:
-        return api, {}
-    operations = []
-    for op in api.operations:
-        properties = op.input_schema.get("properties") or {}
-        changed = {
-            name: {k: v for k, v in prop.items() if k != "description"}
-            for name, prop in properties.items()
-            if isinstance(prop, dict) and (name, prop.get("description")) in shared
-        }
-        if changed:
-            op = replace(op, input_schema={**op.input_schema, "properties": {**properties, **changed}})
-        operations.append(op)
-    glossary = dict(sorted(shared))
-    return replace(api, operations=tuple(operations)), glossary
-
-
-def lean_api(api: Api, options: GenerateOptions) -> Api:
-    """Compaction (when ``options.compact``) and output shaping of every operation.
-
-    Shared argument descriptions (:func:`shared_arguments`) are a catalogue-level step on top.
-    """
-    if options.compact:
-        settings = CompactSettings(
-            description_limit=min(options.tool_description_limit, options.description_limit),
-            property_description_limit=options.property_description_limit,
-            boilerplate_repeats=options.boilerplate_repeats,
-            share_min_chars=options.share_min_chars,
-        )
-        api = compact_api(api, settings)
-    operations = []
-    issues = list(api.issues)
-    for op in api.operations:
-        shaped, found = shape_operation(op, options)
-        operations.append(shaped)
-        issues.extend(found)
-    return replace(api, operations=tuple(operations), issues=tuple(issues))

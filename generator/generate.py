@@ -8,13 +8,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bridge.binding import Catalogue
-from generator.compact import lean_api, shared_arguments
 from generator.ir import Api
 from generator.issues import GenerationError, Issue, Level
 from generator.load import LoadedSpec, load_spec
 from generator.options import GenerateOptions
 from generator.parse import parse_api
 from generator.render import DEFAULT_RUN, RunCommand, catalogue_from_api, manifest_tools, render_package
+from generator.shape import lean_api, shared_arguments
 from generator.unsatisfiable import impossible_parts
 from generator.workers import Worker
 from generator.write import PackageDiff, check_target, write_package
@@ -46,7 +46,14 @@ def build_api(source: str, options: GenerateOptions, *, step: Step = _no_step) -
 
 def _load_and_parse(source: str, options: GenerateOptions, *, step: Step, validate: bool) -> tuple[LoadedSpec, Api]:
     step("load")
-    loaded = load_spec(source, allow_remote_refs=options.allow_remote_refs, validate=validate, fatal_validation=False)
+    # Not strict: a ref that cannot be followed costs the operations that need it (skipped, with a warning).
+    loaded = load_spec(
+        source,
+        allow_remote_refs=options.allow_remote_refs,
+        validate=validate,
+        fatal_validation=False,
+        fatal_refs=options.strict,
+    )
     step("parse")
     return loaded, _parse(loaded, options, source)
 
@@ -81,7 +88,7 @@ def _settle_issues(api: Api, load_issues: tuple[Issue, ...], *, strict: bool) ->
 
 def _validation_issues(source: str, allow_remote_refs: bool) -> tuple[Issue, ...]:
     """Runs in a worker process: the spec's validation problems (plus conversion notes, removed later)."""
-    return load_spec(source, allow_remote_refs=allow_remote_refs, fatal_validation=False).issues
+    return load_spec(source, allow_remote_refs=allow_remote_refs, fatal_validation=False, fatal_refs=False).issues
 
 
 class _BackgroundValidation:

@@ -62,13 +62,19 @@ def load_spec(
     allow_remote_refs: bool = False,
     validate: bool = True,
     fatal_validation: bool = True,
+    fatal_refs: bool = True,
     timeout: float = DEFAULT_FETCH_TIMEOUT,
     max_bytes: int = DEFAULT_MAX_SPEC_BYTES,
 ) -> LoadedSpec:
     """Load the description at ``source`` (a file path, ``file:`` URL or http(s) URL).
 
+    ``fatal_refs=False``: a ref that cannot be followed (missing or unparseable file, bad pointer,
+    refused remote ref) is a warning; it stays in the document spelled so that it never resolves,
+    and the operations that need it are skipped when they are parsed.
+
     Raises:
-        SpecError: unreadable, not OpenAPI, a refused or broken ref, or (with ``validate``) invalid.
+        SpecError: unreadable, not OpenAPI, a refused or broken ref (with ``fatal_refs``), or (with
+        ``validate`` and ``fatal_validation``) invalid.
     """
     try:
         if urlsplit(source).scheme in ("http", "https"):
@@ -82,9 +88,7 @@ def load_spec(
     except refs.ReadError as exc:
         raise SpecError([f"{source}: {exc}"]) from None
     policy = refs.RefPolicy(root_dir=root_dir, allow_remote=allow_remote_refs)
-    return _load(
-        raw, source, base_uri, policy, validate=validate, fatal=fatal_validation, timeout=timeout, max_bytes=max_bytes
-    )
+    return _load(raw, source, base_uri, policy, _Fatal(validate, fatal_validation, fatal_refs), timeout, max_bytes)
 
 
 def load_document_text(
@@ -94,6 +98,7 @@ def load_document_text(
     allow_remote_refs: bool = False,
     validate: bool = True,
     fatal_validation: bool = True,
+    fatal_refs: bool = True,
     timeout: float = DEFAULT_FETCH_TIMEOUT,
     max_bytes: int = DEFAULT_MAX_SPEC_BYTES,
 ) -> LoadedSpec:
@@ -108,21 +113,18 @@ def load_document_text(
     cwd = os.path.realpath(os.getcwd())
     policy = refs.RefPolicy(root_dir=cwd, allow_remote=allow_remote_refs)
     base_uri = Path(cwd, name).as_uri()
-    return _load(
-        raw, name, base_uri, policy, validate=validate, fatal=fatal_validation, timeout=timeout, max_bytes=max_bytes
-    )
+    return _load(raw, name, base_uri, policy, _Fatal(validate, fatal_validation, fatal_refs), timeout, max_bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class _Fatal:
+    validate: bool  # validate at all
+    validation: bool  # a validation problem is an error
+    refs: bool  # a ref that cannot be followed is an error
 
 
 def _load(
-    raw: bytes,
-    name: str,
-    base_uri: str,
-    policy: refs.RefPolicy,
-    *,
-    validate: bool,
-    fatal: bool,
-    timeout: float,
-    max_bytes: int,
+    raw: bytes, name: str, base_uri: str, policy: refs.RefPolicy, fatal: _Fatal, timeout: float, max_bytes: int
 ) -> LoadedSpec:
     try:
         document = parse_document(raw, name=name)
@@ -135,13 +137,15 @@ def _load(
 
     sha256 = hashlib.sha256(raw).hexdigest()
     try:
-        bundled = refs.bundle(document, base_uri=base_uri, name=name, policy=policy, read=read)
-        problems = _problems(bundled, name) if validate else []
-        if problems and fatal:
-            raise SpecError([str(p) for p in problems])
+        bundled = refs.bundle(document, base_uri=base_uri, name=name, policy=policy, read=read, lenient=not fatal.refs)
+        with refs.stand_ins(bundled):
+            problems = _problems(bundled, name) if fatal.validate else []
+        if problems and fatal.validation:
+            raise SpecError([*map(str, bundled.broken), *map(str, problems)])
         # Not fatal: each problem is a warning ("FILE: /pointer: message") and generation goes on where
         # it can; operations it cannot convert are skipped with their own warning.
-        issues = [Issue(Level.WARNING, p.where, p.message) for p in problems]
+        issues = [Issue(Level.WARNING, b.where, b.message) for b in bundled.broken]
+        issues += [Issue(Level.WARNING, p.where, p.message) for p in problems]
         if version == "2.0":
             try:
                 converted, conversion_issues = swagger2.convert(bundled.document, source=name)

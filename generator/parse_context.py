@@ -61,7 +61,7 @@ def deref(document: Mapping[str, Any], node: Any, what: str) -> Any:
         if not isinstance(ref, str):
             return node
         if not ref.startswith("#"):
-            raise Skip(f"{what} $ref {ref!r} is not a local reference")
+            raise Skip(f"{what} $ref {ref!r} cannot be loaded (it is not a local reference)")
         try:
             node = jsonpointer.resolve(document, ref)
         except jsonpointer.PointerError as exc:

@@ -17,6 +17,7 @@ import os
 import posixpath
 import re
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,47 +25,26 @@ from urllib.parse import unquote, urljoin, urlsplit
 from urllib.request import url2pathname
 
 from generator import pointer
+from generator.ref_walker import BUNDLED_PATH_ITEMS, BUNDLED_UNKNOWN, SECTIONS_V3, RefVisitor, Tokens, Walker
+
+__all__ = [
+    "BUNDLED_PATH_ITEMS",
+    "BUNDLED_UNKNOWN",
+    "BrokenRef",
+    "Bundle",
+    "ReadError",
+    "RefError",
+    "RefPolicy",
+    "bundle",
+    "display_name",
+    "locate",
+    "stand_ins",
+]
 
 Reader = Callable[[str], Any]
 """Absolute URI without fragment -> parsed document; raises :class:`ReadError`."""
 
-Tokens = tuple[str, ...]
-
-_METHODS_V2 = ("get", "put", "post", "delete", "options", "head", "patch")
-_METHODS_V3 = (*_METHODS_V2, "trace")
-_SUBSCHEMA_MAPS = ("properties", "patternProperties", "dependentSchemas", "$defs", "definitions")
-_SUBSCHEMA_ONE = (
-    "additionalProperties",
-    "items",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contains",
-    "propertyNames",
-    "additionalItems",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "contentSchema",
-)
-_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
-
-_SECTIONS_V3 = {
-    "schema": "schemas",
-    "parameter": "parameters",
-    "response": "responses",
-    "requestBody": "requestBodies",
-    "header": "headers",
-    "example": "examples",
-    "link": "links",
-    "callback": "callbacks",
-    "securityScheme": "securitySchemes",
-    "pathItem": "pathItems",
-}
 _SECTIONS_V2 = {"schema": "definitions", "parameter": "parameters", "response": "responses"}
-BUNDLED_UNKNOWN = "x-bundled"
-# OpenAPI 3.0 and Swagger 2.0 have no path-item components; an extension key keeps the document valid.
-BUNDLED_PATH_ITEMS = "x-pathItems"
 
 
 class ReadError(Exception):
@@ -86,19 +66,88 @@ class RefPolicy:
 
 
 @dataclass(frozen=True, slots=True)
+class BrokenRef:
+    """A reference that cannot be followed (lenient bundling), left in the document spelled so that it
+    never resolves: as written when it is local or refused, else ``FILE#fragment`` with the file
+    named as problems name it. Whatever converts a part that holds it fails there, naming it."""
+
+    holder: dict[str, Any]  # the object holding the reference, in the bundled document
+    key: str  # "$ref", or the name of a discriminator mapping entry
+    kind: str  # what the reference stands for: "schema", "parameter", "response"...
+    where: str  # "FILE: /json/pointer" of the reference as written
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
 class Bundle:
     document: dict[str, Any]
     # location of each bundled component -> (file it came from, JSON pointer in that file)
     origins: Mapping[Tokens, tuple[str, str]]
+    broken: tuple[BrokenRef, ...] = ()  # only with lenient bundling
 
 
-def bundle(document: dict[str, Any], *, base_uri: str, name: str, policy: RefPolicy, read: Reader) -> Bundle:
+def bundle(
+    document: dict[str, Any], *, base_uri: str, name: str, policy: RefPolicy, read: Reader, lenient: bool = False
+) -> Bundle:
     """Return ``document`` with every external ref bundled; the input is never modified.
 
+    ``lenient``: a ref that cannot be followed is no error but a :class:`BrokenRef` of the result,
+    so one missing file costs the operations that need it, not the whole spec.
+
     Raises:
-        RefError: a ref is refused by the policy, cannot be read or does not resolve.
+        RefError: (not ``lenient``) a ref is refused by the policy, cannot be read or does not resolve.
     """
-    return _Bundler(document, base_uri=base_uri, name=name, policy=policy, read=read).run()
+    return _Bundler(document, base_uri=base_uri, name=name, policy=policy, read=read).run(lenient=lenient)
+
+
+STAND_INS = "x-mcp-bridge-stand-ins"
+
+
+@contextmanager
+def stand_ins(bundled: Bundle) -> Iterator[dict[str, Any]]:
+    """``bundled.document`` with every broken ref pointing at a valid stand-in of its kind, for as long
+    as the block runs (the validator stops at the first ref it cannot resolve, hiding the rest)."""
+    document = bundled.document
+    if not bundled.broken:
+        yield document
+        return
+    swagger2 = "swagger" in document
+    saved = [(broken, broken.holder[broken.key]) for broken in bundled.broken]
+    before = document.get(STAND_INS)
+    stubs: dict[str, Any] = {}
+    for number, broken in enumerate(bundled.broken):
+        name = f"{broken.kind}_{number}"
+        stubs[name] = _stand_in(broken.kind, number, swagger2=swagger2)
+        broken.holder[broken.key] = f"#/{STAND_INS}/{name}"
+    document[STAND_INS] = stubs
+    try:
+        yield document
+    finally:
+        if before is None:
+            del document[STAND_INS]
+        else:
+            document[STAND_INS] = before
+        for broken, value in saved:
+            broken.holder[broken.key] = value
+
+
+def _stand_in(kind: str, number: int, *, swagger2: bool) -> dict[str, Any]:
+    """The smallest valid object of ``kind``; parameters get their own names (no duplicates)."""
+    if kind == "parameter":
+        typed: dict[str, Any] = {"type": "string"} if swagger2 else {"schema": {}}
+        return {"name": f"{STAND_INS}-{number}", "in": "header", **typed}
+    if kind == "response":
+        return {"description": "stand-in for a broken reference"}
+    if kind == "requestBody":
+        return {"content": {}}
+    if kind == "header":
+        return {"type": "string"} if swagger2 else {"schema": {}}
+    if kind == "securityScheme":
+        return {"type": "basic"} if swagger2 else {"type": "http", "scheme": "basic"}
+    return {}
 
 
 def locate(origins: Mapping[Tokens, tuple[str, str]], tokens: Tokens) -> tuple[str, str] | None:
@@ -117,173 +166,6 @@ def display_name(uri: str) -> str:
     path = url2pathname(urlsplit(uri).path)
     relative = os.path.relpath(path)
     return path if relative.startswith("..") else relative
-
-
-RefVisitor = Callable[[dict[str, Any], str, str, Tokens], None]
-"""(object holding the ref, key of the ref in it, kind of the target, pointer tokens of the object)."""
-
-
-class Walker:
-    """Finds the references of an OpenAPI document together with the kind of object each stands for.
-
-    Only places where the specification allows references are visited: examples, defaults, enums
-    and ``x-`` extensions are data, so a ``$ref`` key in them is not a reference.
-    """
-
-    def __init__(self, visit: RefVisitor, *, swagger2: bool, start: Tokens = ()) -> None:
-        self._visit = visit
-        self._swagger2 = swagger2
-        self._path: list[str] = list(start)
-
-    def walk(self, node: Any, kind: str) -> None:
-        if isinstance(node, dict):
-            getattr(self, "_" + kind)(node)
-
-    def _child(self, node: dict[str, Any], key: str, kind: str) -> None:
-        value = node.get(key)
-        if isinstance(value, dict):
-            self._path.append(key)
-            getattr(self, "_" + kind)(value)
-            self._path.pop()
-
-    def _entries(self, node: dict[str, Any], key: str, kind: str, *, skip_extensions: bool = False) -> None:
-        value = node.get(key)
-        if isinstance(value, dict):
-            self._path.append(key)
-            self._map(value, kind, skip_extensions=skip_extensions)
-            self._path.pop()
-
-    def _map(self, node: dict[str, Any], kind: str, *, skip_extensions: bool = False) -> None:
-        method = getattr(self, "_" + kind)
-        # bundling adds entries to component sections while they are walked
-        for name, value in list(node.items()):
-            if isinstance(value, dict) and not (skip_extensions and name.startswith("x-")):
-                self._path.append(name)
-                method(value)
-                self._path.pop()
-
-    def _items(self, node: dict[str, Any], key: str, kind: str) -> None:
-        value = node.get(key)
-        if isinstance(value, list):
-            method = getattr(self, "_" + kind)
-            self._path.append(key)
-            for index, item in enumerate(value):
-                if isinstance(item, dict):
-                    self._path.append(str(index))
-                    method(item)
-                    self._path.pop()
-            self._path.pop()
-
-    def _ref(self, node: dict[str, Any], kind: str) -> bool:
-        if isinstance(node.get("$ref"), str):
-            self._visit(node, "$ref", kind, tuple(self._path))
-            return True
-        return False
-
-    def _document(self, node: dict[str, Any]) -> None:
-        self._entries(node, "paths", "pathItem", skip_extensions=True)
-        if self._swagger2:
-            self._entries(node, "definitions", "schema")
-            self._entries(node, "parameters", "parameter")
-            self._entries(node, "responses", "response")
-            self._entries(node, BUNDLED_PATH_ITEMS, "pathItem")
-            self._entries(node, BUNDLED_UNKNOWN, "unknown")
-        else:
-            self._entries(node, "webhooks", "pathItem", skip_extensions=True)
-            self._child(node, "components", "components")
-
-    def _components(self, node: dict[str, Any]) -> None:
-        for kind, section in _SECTIONS_V3.items():
-            self._entries(node, section, kind)
-        self._entries(node, BUNDLED_PATH_ITEMS, "pathItem")
-        self._entries(node, BUNDLED_UNKNOWN, "unknown")
-
-    def _pathItem(self, node: dict[str, Any]) -> None:
-        self._ref(node, "pathItem")
-        self._items(node, "parameters", "parameter")
-        for method in _METHODS_V2 if self._swagger2 else _METHODS_V3:
-            self._child(node, method, "operation")
-
-    def _operation(self, node: dict[str, Any]) -> None:
-        self._items(node, "parameters", "parameter")
-        self._entries(node, "responses", "response", skip_extensions=True)
-        if not self._swagger2:
-            self._child(node, "requestBody", "requestBody")
-            self._entries(node, "callbacks", "callback")
-
-    def _callback(self, node: dict[str, Any]) -> None:
-        if not self._ref(node, "callback"):
-            self._map(node, "pathItem", skip_extensions=True)
-
-    def _parameter(self, node: dict[str, Any]) -> None:
-        if self._ref(node, "parameter"):
-            return
-        self._child(node, "schema", "schema")
-        if not self._swagger2:
-            self._child(node, "content", "content")
-            self._entries(node, "examples", "example")
-
-    def _header(self, node: dict[str, Any]) -> None:
-        if self._ref(node, "header"):
-            return
-        self._child(node, "schema", "schema")
-        self._child(node, "content", "content")
-        self._entries(node, "examples", "example")
-
-    def _requestBody(self, node: dict[str, Any]) -> None:
-        if not self._ref(node, "requestBody"):
-            self._child(node, "content", "content")
-
-    def _content(self, node: dict[str, Any]) -> None:
-        self._map(node, "mediaType")
-
-    def _mediaType(self, node: dict[str, Any]) -> None:
-        self._child(node, "schema", "schema")
-        self._entries(node, "examples", "example")
-        self._entries(node, "encoding", "encoding")
-
-    def _encoding(self, node: dict[str, Any]) -> None:
-        self._entries(node, "headers", "header")
-
-    def _response(self, node: dict[str, Any]) -> None:
-        if self._ref(node, "response"):
-            return
-        if self._swagger2:
-            self._child(node, "schema", "schema")
-            return
-        self._entries(node, "headers", "header")
-        self._child(node, "content", "content")
-        self._entries(node, "links", "link")
-
-    def _example(self, node: dict[str, Any]) -> None:
-        self._ref(node, "example")
-
-    def _link(self, node: dict[str, Any]) -> None:
-        self._ref(node, "link")
-
-    def _securityScheme(self, node: dict[str, Any]) -> None:
-        self._ref(node, "securityScheme")
-
-    def _unknown(self, node: dict[str, Any]) -> None:
-        self._ref(node, "unknown")
-
-    def _schema(self, node: dict[str, Any]) -> None:
-        self._ref(node, "schema")  # 3.1 allows keywords next to $ref, so the walk goes on
-        for key in _SUBSCHEMA_MAPS:
-            self._entries(node, key, "schema")
-        for key in _SUBSCHEMA_ONE:
-            self._child(node, key, "schema")
-        for key in _SUBSCHEMA_LISTS:
-            self._items(node, key, "schema")
-        discriminator = node.get("discriminator")
-        if isinstance(discriminator, dict) and isinstance(discriminator.get("mapping"), dict):
-            self._path += ["discriminator", "mapping"]
-            mapping: dict[str, Any] = discriminator["mapping"]
-            for key, value in mapping.items():
-                # A mapping value is a schema name or a reference; only references contain these.
-                if isinstance(value, str) and ("/" in value or "#" in value):
-                    self._visit(mapping, key, "schema", tuple(self._path))
-            del self._path[-2:]
 
 
 def _copy(node: Any) -> Any:
@@ -328,6 +210,14 @@ class _Refused(Exception):
     pass
 
 
+class _Broken(Exception):
+    """A reference cannot be followed; ``spelling`` is how the bundled document keeps it."""
+
+    def __init__(self, message: str, spelling: str) -> None:
+        super().__init__(message)
+        self.spelling = spelling
+
+
 class _Bundler:
     def __init__(self, document: dict[str, Any], *, base_uri: str, name: str, policy: RefPolicy, read: Reader) -> None:
         self.main = document
@@ -342,37 +232,43 @@ class _Bundler:
         self.targets: dict[tuple[str, Tokens, Tokens], str] = {}
         self.origins: dict[Tokens, tuple[str, str]] = {}
         self.problems: list[str] = []
+        self.broken: list[BrokenRef] = []
         self.resolvable: dict[str, bool] = {}
         self.external = False
         self.output: dict[str, Any] = document
 
-    def run(self) -> Bundle:
+    def run(self, *, lenient: bool) -> Bundle:
         Walker(self._scan, swagger2=self.swagger2).walk(self.main, "document")
-        if not self.external:
-            if self.problems:
-                raise RefError(self.problems)
-            return Bundle(self.main, {})
-        self.problems = []  # the rewriting walk reports local and external problems in document order
-        self.output = _copy(self.main)
-        Walker(self._make_rewriter(self.main_uri), swagger2=self.swagger2).walk(self.output, "document")
-        if self.problems:
+        if self.external:
+            # the rewriting walk reports local and external problems in document order
+            self.problems, self.broken = [], []
+            self.output = _copy(self.main)
+            Walker(self._make_rewriter(self.main_uri), swagger2=self.swagger2).walk(self.output, "document")
+        if self.problems and not lenient:
             raise RefError(self.problems)
-        return Bundle(self.output, self.origins)
+        return Bundle(self.output, self.origins if self.external else {}, tuple(self.broken))
 
     def _scan(self, holder: dict[str, Any], key: str, kind: str, where: Tokens) -> None:
         ref: str = holder[key]
-        if ref.startswith("#"):
-            self._check_local(ref, self.name, (*where, key))
-        else:
+        if not ref.startswith("#"):
             self.external = True
+        elif not self._local_ok(ref):
+            self._broken(holder, key, kind, self.name, (*where, key), _Broken(f"{ref!r} does not resolve", ref))
 
-    def _check_local(self, ref: str, file: str, where: Tokens) -> None:
+    def _local_ok(self, ref: str) -> bool:
         found = self.resolvable.get(ref)
         if found is None:
-            found = self._resolves(self.main, ref)
-            self.resolvable[ref] = found
-        if not found:
-            self._problem(file, where, f"{ref!r} does not resolve")
+            found = self.resolvable[ref] = self._resolves(self.main, ref)
+        return found
+
+    def _require_local(self, ref: str) -> None:
+        if not self._local_ok(ref):
+            raise _Broken(f"{ref!r} does not resolve", ref)
+
+    def _broken(self, holder: dict[str, Any], key: str, kind: str, file: str, where: Tokens, exc: _Broken) -> None:
+        holder[key] = exc.spelling
+        self._problem(file, where, str(exc))
+        self.broken.append(BrokenRef(holder, key, kind, f"{file}: {pointer.join(*where)}", str(exc)))
 
     @staticmethod
     def _resolves(document: Any, ref: str) -> bool:
@@ -387,34 +283,43 @@ class _Bundler:
 
     def _make_rewriter(self, doc_uri: str) -> RefVisitor:
         def rewrite(holder: dict[str, Any], key: str, kind: str, where: Tokens) -> None:
-            new = self._rewrite(holder[key], kind, doc_uri, (*where, key))
+            spot = (*where, key)
+            try:
+                new = self._rewrite(holder[key], kind, doc_uri, spot)
+            except _Broken as exc:
+                self._broken(holder, key, kind, self.names[doc_uri], spot, exc)
+                return
             if new is not None:
                 holder[key] = new
 
         return rewrite
 
     def _rewrite(self, ref: str, kind: str, doc_uri: str, where: Tokens) -> str | None:
-        file = self.names[doc_uri]
+        """The bundled spelling of ``ref`` (None: keep it); raises _Broken."""
         if doc_uri == self.main_uri and self._in_bundled(where):
             return None  # bundled copies were handled when made; the main walk reaches those in later sections
         if ref.startswith("#") and doc_uri == self.main_uri:
-            self._check_local(ref, file, where)
+            self._require_local(ref)
             return None
         address, _, fragment = ref.partition("#")
         try:
             target_uri = self._target_uri(address, doc_uri) if address else doc_uri
+        except _Refused as exc:
+            raise _Broken(str(exc), ref) from None
+        local = target_uri == self.main_uri
+        # A local spelling of a broken ref into another file could resolve in the main document.
+        spelling = "#" + fragment if local else display_name(target_uri) + ("#" + fragment if fragment else "")
+        try:
             tokens = tuple(pointer.split("#" + fragment))
-        except (_Refused, pointer.PointerError) as exc:
-            self._problem(file, where, str(exc))
-            return None
-        if target_uri == self.main_uri:
-            self._check_local("#" + fragment, file, where)
+        except pointer.PointerError as exc:
+            raise _Broken(str(exc), spelling) from None
+        if local:
+            self._require_local("#" + fragment)
             return "#" + fragment
         try:
             return self._bundle_target(target_uri, tokens, kind)
         except _Refused as exc:
-            self._problem(file, where, str(exc))
-            return None
+            raise _Broken(str(exc), spelling) from None
 
     def _in_bundled(self, where: Tokens) -> bool:
         return where[:2] in self.origins or where[:3] in self.origins
@@ -450,7 +355,7 @@ class _Bundler:
             return ("components", "pathItems")
         if kind == "pathItem":
             return ("components", BUNDLED_PATH_ITEMS)
-        return ("components", _SECTIONS_V3.get(kind, BUNDLED_UNKNOWN))
+        return ("components", SECTIONS_V3.get(kind, BUNDLED_UNKNOWN))
 
     def _section_dict(self, section: Tokens) -> dict[str, Any]:
         node = self.output

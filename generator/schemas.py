@@ -332,7 +332,7 @@ class SchemaConverter:
 
     def _target(self, ref: str) -> Any:
         if not ref.startswith("#"):
-            raise SchemaError(f"$ref {ref!r} is not a local reference")
+            raise SchemaError(f"$ref {ref!r} cannot be loaded (it is not a local reference)")
         try:
             return jsonpointer.resolve(self._document, ref)
         except jsonpointer.PointerError as exc:

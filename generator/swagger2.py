@@ -73,6 +73,9 @@ def _extensions(node: dict[str, Any]) -> dict[str, Any]:
     return {key: _copy(value) for key, value in node.items() if key.startswith("x-")}
 
 
+_UNRESOLVED = "x-unresolved"  # the "in" of a parameter whose $ref does not resolve
+
+
 def _media_types(value: Any, default: list[str]) -> list[str]:
     if isinstance(value, list) and value and all(isinstance(item, str) for item in value):
         return list(dict.fromkeys(value))
@@ -309,6 +312,10 @@ class _Converter:
             param = entry
             if isinstance(entry, dict) and isinstance(entry.get("$ref"), str):
                 param = self._resolve(entry["$ref"])
+                if param is None:
+                    # kept as a ref: the operation is skipped when parsed, naming it, not served without it
+                    entries.append((entry, {"in": _UNRESOLVED}, at))
+                    continue
             if not isinstance(param, dict) or not isinstance(param.get("in"), str):
                 self.warn(at, "parameter cannot be resolved; skipped")
                 continue
@@ -359,6 +366,8 @@ class _Converter:
     # --- parameters and bodies -------------------------------------------------------------------
 
     def _parameter_or_ref(self, entry: Any, param: dict[str, Any], where: Tokens) -> dict[str, Any]:
+        if param.get("in") == _UNRESOLVED:
+            return {"$ref": self._ref(entry["$ref"])}
         if isinstance(entry, dict) and isinstance(entry.get("$ref"), str) and entry["$ref"].startswith("#/parameters/"):
             return {"$ref": self._ref(entry["$ref"])}
         return self._parameter(param, where)
