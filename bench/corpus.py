@@ -62,7 +62,7 @@ WORKER_TIMEOUT = 1800
 
 
 def _deref(document: dict[str, Any], node: Any) -> Any:
-    from generator.pointer import resolve
+    from bridge.json_pointer import resolve
 
     hops = 0
     while isinstance(node, dict) and isinstance(node.get("$ref"), str) and hops < 50:

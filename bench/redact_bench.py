@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bridge.binding import EnvVar, SecurityScheme
+from bridge.catalogue import EnvVar, SecurityScheme
 from bridge.credentials import Credentials
 
 RUNS = 7

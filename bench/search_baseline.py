@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from bridge.binding import ToolEntry
+from bridge.catalogue import ToolEntry
 
 _WEIGHTS = {"name": 3.0, "summary": 2.0, "tags": 2.0, "path": 1.5, "description": 1.0}
 _PREFIX_FACTOR = 0.5

@@ -32,7 +32,7 @@ from bench.common import (
     replace_section,
 )
 from bench.search_baseline import BaselineIndex
-from bridge.binding import Catalogue
+from bridge.catalogue import Catalogue
 from bridge.search import SearchIndex
 
 QUERIES = BENCH_DIR / "search_queries.yaml"

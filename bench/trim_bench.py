@@ -125,7 +125,7 @@ def time_results(runs: int) -> dict[str, Any]:
     configured secret, trim, output check), by body size: where OFF_LOOP_BYTES comes from."""
     import httpx
 
-    from bridge.binding import HttpBinding
+    from bridge.catalogue import HttpBinding
     from bridge.credentials import Credentials
     from bridge.results import response_to_result
     from bridge.trim import TrimSettings

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import httpx
 
-from bridge.binding import ServerSpec
+from bridge.catalogue import ServerSpec
 from bridge.errors import BridgeError
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}

@@ -9,7 +9,7 @@ A body's kind says how its value is serialised, whatever the media type is calle
 - ``binary``: base64 or a ``data:`` URI, decoded before sending; for a wildcard the data: URI's
   media type (when the wildcard admits it) or ``application/octet-stream``.
 
-The generator records the kind in :class:`~bridge.binding.BodyBinding` when the media type alone
+The generator records the kind in :class:`~bridge.catalogue.BodyBinding` when the media type alone
 does not decide it. Bindings without one (hand-made, older catalogues) get it from the media type;
 a JSON-admitting wildcard then goes by the value: a string is binary (what such bodies were
 advertised as), anything else JSON.
@@ -22,7 +22,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from bridge.binding import BodyBinding
+from bridge.catalogue import BodyBinding
 from bridge.errors import InvalidArgumentsError
 from bridge.files import decode_file
 from bridge.forms import ArgNames, multipart, urlencoded

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from bridge.binding import Catalogue, ParamBinding
+from bridge.catalogue import Catalogue, ParamBinding
 from bridge.errors import CredentialsError
 
 __all__ = ["bound_env_names", "bound_value", "missing_message"]

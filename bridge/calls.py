@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types
 
-from bridge.binding import SchemeUse, SecurityScheme, ToolEntry
+from bridge.catalogue import SchemeUse, SecurityScheme, ToolEntry
 from bridge.credentials import CredentialParts
 from bridge.errors import CredentialsError, ToolError, UpstreamStatusError, UpstreamTimeout
 from bridge.request import PreparedRequest, build_request

@@ -1,6 +1,6 @@
 """Upstream credentials: read from the environment, injected by the bridge, never shown.
 
-Each :class:`~bridge.binding.SecurityScheme` names the environment variables that feed it
+Each :class:`~bridge.catalogue.SecurityScheme` names the environment variables that feed it
 (``SecurityScheme.env``, by role). Values are read once, when :class:`Credentials` is built, and
 stripped of surrounding whitespace. What each scheme needs:
 
@@ -49,7 +49,7 @@ from urllib.parse import quote_plus, urlencode
 import anyio
 import httpx
 
-from bridge.binding import Catalogue, SchemeUse, SecurityScheme
+from bridge.catalogue import Catalogue, SchemeUse, SecurityScheme
 from bridge.errors import CredentialsError
 from bridge.redact import CREDENTIAL_HEADERS, MIN_SECRET_LENGTH, TOKEN_QUERY_PARAMS, Redactor, scrub
 

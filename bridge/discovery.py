@@ -22,7 +22,7 @@ from typing import Any
 
 import mcp_types
 
-from bridge.binding import OPERATION_META_KEY, Catalogue
+from bridge.catalogue import OPERATION_META_KEY, Catalogue
 from bridge.errors import ToolError
 from bridge.invoke import invoke
 from bridge.scopes import allows, caller_scopes, missing

@@ -1,7 +1,7 @@
 """Form bodies: ``application/x-www-form-urlencoded`` fields and ``multipart/form-data`` parts.
 
 Each property of a url-encoded body is serialised per its OpenAPI Encoding Object
-(:class:`~bridge.binding.PartEncoding`):
+(:class:`~bridge.catalogue.PartEncoding`):
 
 ============== ======= ========================= =====================================
 style          explode array ``["a", "b"]``      object ``{"city": "B", "zip": 1}``
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from bridge.binding import BodyBinding, PartEncoding
+from bridge.catalogue import BodyBinding, PartEncoding
 from bridge.errors import InvalidArgumentsError
 from bridge.files import decode_file
 from bridge.media_types import is_json_media

@@ -22,9 +22,9 @@ import httpx
 import mcp_types
 
 from bridge.base_url import resolve_base_url
-from bridge.binding import OPERATION_META_KEY, Catalogue, ToolAnnotationsSpec, ToolEntry
 from bridge.bound import bound_env_names
 from bridge.calls import CallContext, OperationCall, current_identity
+from bridge.catalogue import OPERATION_META_KEY, Catalogue, ToolAnnotationsSpec, ToolEntry
 from bridge.contract import ResponseContract
 from bridge.credentials import Credentials
 from bridge.errors import ToolError

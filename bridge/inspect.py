@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bridge.binding import Catalogue, ServeMode
+from bridge.catalogue import Catalogue, ServeMode
 from bridge.tokens import TokenCounter, load_counter
 
 __all__ = ["Report", "ToolCost", "inspect_target", "model_visible_tokens", "print_report", "report_json"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import fnmatch
 import re
 
-from bridge.binding import BodyKind
+from bridge.catalogue import BodyKind
 
 _JSON_TYPES = ("application/json", "text/json")
 _TEXT_TYPES = ("application/xml", "application/yaml", "application/x-yaml", "application/javascript", "image/svg+xml")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from bridge.binding import CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue
+from bridge.catalogue import CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue
 from bridge.errors import PackageError
 from bridge.http_tools import HttpRuntime
 from bridge.tools import ToolRegistry

@@ -33,9 +33,9 @@ from urllib.parse import quote
 import httpx
 
 from bridge.base_url import origin_of
-from bridge.binding import HttpBinding, ParamBinding
 from bridge.bodies import build_body
 from bridge.bound import bound_value
+from bridge.catalogue import HttpBinding, ParamBinding
 from bridge.credentials import CredentialParts
 from bridge.errors import InvalidArgumentsError, UnsafeRequestError
 from bridge.files import decode_file

@@ -45,7 +45,7 @@ from typing import Any
 
 import mcp_types
 
-from bridge.binding import HttpBinding
+from bridge.catalogue import HttpBinding
 from bridge.errors import ToolDefinitionError
 from bridge.media_types import base_media, decode_text, is_json_media, is_text_media, looks_textual
 from bridge.redact import Redactor as SecretRedactor

@@ -18,6 +18,7 @@ from typing import Any
 
 from jsonschema.exceptions import ValidationError
 
+from bridge import json_pointer
 from bridge.formats import FORMAT_NOUNS
 from bridge.patterns import compiled_pattern
 
@@ -32,15 +33,10 @@ def resolve_local(root: Mapping[str, Any], schema: Any, depth: int = 0) -> Any:
     while isinstance(schema, Mapping) and isinstance(ref := schema.get("$ref"), str) and ref.startswith("#"):
         if depth > 32:
             return None
-        target: Any = root
-        for raw in ref[1:].split("/")[1:] if ref != "#" else []:
-            part = raw.replace("~1", "/").replace("~0", "~")
-            if isinstance(target, Mapping) and part in target:
-                target = target[part]
-            elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
-                target = target[int(part)]
-            else:
-                return None
+        try:
+            target = json_pointer.resolve(root, ref)
+        except json_pointer.PointerError:
+            return None
         schema, depth = target, depth + 1
     return schema
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bridge.binding import SchemeUse, SecurityScheme
+    from bridge.catalogue import SchemeUse, SecurityScheme
 
 Requirement = tuple[frozenset[str], ...]
 CALLER_SCHEMES = ("oauth2", "openIdConnect")

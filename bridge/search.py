@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bridge.binding import ToolEntry
+from bridge.catalogue import ToolEntry
 
 __all__ = [
     "DEPRECATED_FACTOR",

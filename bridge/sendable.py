@@ -19,7 +19,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from bridge.binding import ParamBinding
+from bridge.catalogue import ParamBinding
 from bridge.errors import InvalidArgumentsError
 
 __all__ = ["LIMITS", "MAX_URL_BYTES", "check_sendable", "check_url_length"]

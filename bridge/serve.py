@@ -14,7 +14,7 @@ import anyio
 import httpx
 from mcp.server.lowlevel import Server
 
-from bridge.binding import Catalogue, ServeMode
+from bridge.catalogue import Catalogue, ServeMode
 from bridge.client_auth import ClientAuth, ClientTokenVerifier, ExchangeOptions
 from bridge.contract import ResponseContract
 from bridge.credentials import scrub

@@ -15,6 +15,7 @@ import bisect
 import codecs
 import functools
 import html.entities
+import json
 import re
 
 __all__ = [
@@ -224,6 +225,11 @@ def canonical_forms(secret: str) -> set[str]:
         except UnicodeDecodeError:
             pass
     forms |= base64_forms(data)
+    # The common escaped spellings as they stand, too: a character before one can make an escape
+    # of its own with the spelling's first characters ("&" + "#000000\\u00e9"), and the decoded
+    # reading then loses the secret; the literal spelling is still in the raw text.
+    forms |= short_spellings(secret)
+    forms.add(json.dumps(secret)[1:-1])
     return forms
 
 

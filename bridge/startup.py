@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bridge.binding import Catalogue
+from bridge.catalogue import Catalogue
 from bridge.credentials import Credentials
 
 

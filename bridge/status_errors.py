@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bridge.binding import HttpBinding
+from bridge.catalogue import HttpBinding
 from bridge.errors import UpstreamStatusError
 from bridge.media_types import base_media, decode_text, is_json_media, is_text_media, looks_textual
 from bridge.retry import parse_retry_after

@@ -56,7 +56,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, unquote
 
-from bridge.binding import ParamBinding
+from bridge.catalogue import ParamBinding
 from bridge.errors import InvalidArgumentsError
 
 __all__ = [

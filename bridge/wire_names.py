@@ -18,7 +18,7 @@ import json
 from collections.abc import Iterable, Sequence
 from urllib.parse import quote, unquote
 
-from bridge.binding import ParamBinding
+from bridge.catalogue import ParamBinding
 from bridge.errors import InvalidArgumentsError
 
 __all__ = ["WireNames"]

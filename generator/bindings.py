@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from bridge.binding import BoundValue, ParamBinding
+from bridge.catalogue import BoundValue, ParamBinding
 
 ENV_PREFIX = "env:"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -1,4 +1,4 @@
-"""An operation's request body → its tool arguments and its :class:`~bridge.binding.BodyBinding`.
+"""An operation's request body → its tool arguments and its :class:`~bridge.catalogue.BodyBinding`.
 
 The body keeps its schema whatever its media type is called: what matters is whether the media
 type admits JSON and what the schema describes.
@@ -33,7 +33,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, get_args
 
-from bridge.binding import BodyBinding, BodyField, BodyKind, FormStyle, PartEncoding
+from bridge.catalogue import BodyBinding, BodyField, BodyKind, FormStyle, PartEncoding
 from bridge.media_types import (
     FORM,
     OCTET_STREAM,

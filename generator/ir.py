@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge.binding import (
+from bridge.catalogue import (
     BoundValue,
     HttpBinding,
     JsonSchema,
@@ -34,7 +34,7 @@ class Param:
     allow_reserved: bool = False
     content_type: str | None = None
     deprecated: bool = False
-    members: tuple[str, ...] = ()  # see bridge.binding.ParamBinding
+    members: tuple[str, ...] = ()  # see bridge.catalogue.ParamBinding
     free_members: bool = False
     reserved: tuple[str, ...] = ()
     bound: BoundValue | None = None

@@ -26,7 +26,8 @@ from urllib.request import url2pathname
 import httpx
 import yaml
 
-from generator import pointer, refs, swagger2
+from bridge import json_pointer as pointer
+from generator import refs, swagger2
 from generator.issues import Issue, Level
 from generator.options import DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_SPEC_BYTES
 from generator.validate import Problem, find_problems, format_problem

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from bridge.binding import SecurityScheme
+from bridge.catalogue import SecurityScheme
 from generator.schemas import REQUEST, Schema, SchemaConverter
 
 # Composition keywords under which the declared properties are not simply `properties`.

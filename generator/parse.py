@@ -19,7 +19,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge.binding import (
+from bridge import json_pointer as jsonpointer
+from bridge.catalogue import (
     BoundValue,
     HttpBinding,
     JsonSchema,
@@ -32,7 +33,6 @@ from bridge.path_template import split_template
 from bridge.wire_rules import FORBIDDEN_HEADERS
 from generator import bindings as bind_config
 from generator import naming, param_rules
-from generator import pointer as jsonpointer
 from generator.bodies import FILE_PATTERN as FILE_PATTERN  # re-exported: tests and callers import it from here
 from generator.bodies import media_kind as _media_kind
 from generator.bodies import request_body as _body

@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge.binding import SecurityScheme
-from generator import pointer as jsonpointer
+from bridge import json_pointer as jsonpointer
+from bridge.catalogue import SecurityScheme
 from generator.issues import Issue, Level
 from generator.options import GenerateOptions
 from generator.schemas import SchemaConverter

@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 from urllib.request import url2pathname
 
-from generator import pointer
+from bridge import json_pointer as pointer
 from generator.ref_walker import BUNDLED_PATH_ITEMS, BUNDLED_UNKNOWN, SECTIONS_V3, RefVisitor, Tokens, Walker
 
 __all__ = [

@@ -9,7 +9,7 @@ from typing import Any
 
 import jinja2
 
-from bridge.binding import CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue, ToolEntry
+from bridge.catalogue import CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue, ToolEntry
 from bridge.runtime_requirements import requirements_txt
 from bridge.version import bridge_version
 from generator.ir import Api

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from generator import pointer as jsonpointer
+from bridge import json_pointer as jsonpointer
 
 Direction = Literal["request", "response"]
 REQUEST: Direction = "request"

@@ -6,8 +6,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from bridge.binding import EnvVar, SchemeUse, SecurityScheme, ServerSpec, ServerVariable
-from generator import pointer as jsonpointer
+from bridge import json_pointer as jsonpointer
+from bridge.catalogue import EnvVar, SchemeUse, SecurityScheme, ServerSpec, ServerVariable
 from generator.ir import Operation
 from generator.parse_context import Context as _Context
 from generator.parse_context import RawOperation as _RawOperation

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from bridge.binding import OutputPolicy
+from bridge.catalogue import OutputPolicy
 from bridge.result_shape import FIELDS_ARG_NAMES, FIELDS_SCHEMA, MARKER_KEY, page_args
 from bridge.trim_schema import advertised_schema
 from generator.compact import CompactSettings, compact_api

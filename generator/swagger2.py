@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator import pointer
+from bridge import json_pointer as pointer
 from generator.issues import Issue, Level
 from generator.refs import BUNDLED_PATH_ITEMS, BUNDLED_UNKNOWN
 

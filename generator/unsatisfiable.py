@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from generator import pointer as jsonpointer
+from bridge import json_pointer as jsonpointer
 
 __all__ = ["impossible_parts"]
 

@@ -23,7 +23,7 @@ from openapi_spec_validator import OpenAPIV2SpecValidator, OpenAPIV30SpecValidat
 from openapi_spec_validator.schemas.backend.jsonschema import create_validator as create_jsonschema_validator
 from openapi_spec_validator.validation.keywords import SchemaValidator
 
-from generator import pointer
+from bridge import json_pointer as pointer
 
 Tokens = tuple[str, ...]
 

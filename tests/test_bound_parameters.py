@@ -17,7 +17,7 @@ import yaml
 from click.testing import CliRunner
 from mcp import Client
 
-from bridge.binding import BoundValue
+from bridge.catalogue import BoundValue
 from bridge.cli import cli
 from bridge.errors import CredentialsError
 from bridge.http_tools import HttpRuntime

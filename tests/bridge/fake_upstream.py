@@ -24,7 +24,8 @@ from openapi_core import Config, OpenAPI
 from openapi_core.datatypes import RequestParameters
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
-from bridge.binding import (
+from bridge import json_pointer as jsonpointer
+from bridge.catalogue import (
     BodyBinding,
     BodyField,
     Catalogue,
@@ -41,7 +42,6 @@ from bridge.credentials import Credentials
 from bridge.http_settings import HttpSettings
 from bridge.http_tools import HttpRuntime
 from bridge.upstream import Upstream
-from generator import pointer as jsonpointer
 
 BASE_URL = "http://upstream.test"
 

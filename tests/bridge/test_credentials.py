@@ -10,7 +10,7 @@ from urllib.parse import parse_qs
 import anyio
 import pytest
 
-from bridge.binding import SchemeUse, SecurityScheme
+from bridge.catalogue import SchemeUse, SecurityScheme
 from bridge.credentials import Credentials
 from bridge.errors import CredentialsError, UpstreamStatusError
 from bridge.http_tools import make_http_tool

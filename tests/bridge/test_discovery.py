@@ -13,7 +13,7 @@ import mcp_types
 import pytest
 from mcp import Client
 
-from bridge.binding import OPERATION_META_KEY, Catalogue
+from bridge.catalogue import OPERATION_META_KEY, Catalogue
 from bridge.discovery import ANNOTATIONS_META_KEY, CALL, DESCRIBE, SEARCH
 from bridge.http_tools import HttpRuntime
 from bridge.package import load_catalogue

@@ -10,7 +10,7 @@ import mcp_types
 import pytest
 
 from bridge.base_url import ConfigurationError
-from bridge.binding import OPERATION_META_KEY
+from bridge.catalogue import OPERATION_META_KEY
 from bridge.credentials import CredentialParts
 from bridge.errors import (
     CredentialsError,

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bridge.base_url import ConfigurationError, resolve_base_url
-from bridge.binding import BodyBinding, BodyField, HttpBinding, ParamBinding, ServerSpec, ServerVariable
+from bridge.catalogue import BodyBinding, BodyField, HttpBinding, ParamBinding, ServerSpec, ServerVariable
 from bridge.credentials import CredentialParts
 from bridge.errors import InvalidArgumentsError, UnsafeRequestError
 from bridge.request import build_request

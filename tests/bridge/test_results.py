@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from bridge.binding import Catalogue, HttpBinding, ParamBinding
+from bridge.catalogue import Catalogue, HttpBinding, ParamBinding
 from bridge.content import to_call_result
 from bridge.results import OutputCheck, response_to_result, status_error
 from bridge.server import build_server

@@ -15,7 +15,7 @@ import anyio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge.binding import SchemeUse, SecurityScheme
+from bridge.catalogue import SchemeUse, SecurityScheme
 from bridge.scopes import allows, call_requirement, missing, requirement
 from bridge.step_up import ScopeGuard
 

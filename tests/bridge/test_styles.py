@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bridge.binding import ParamBinding
+from bridge.catalogue import ParamBinding
 from bridge.errors import InvalidArgumentsError
 from bridge.styles import (
     encode_value,

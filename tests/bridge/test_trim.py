@@ -584,7 +584,7 @@ def _items_catalogue(tmp_path: Path, **options: Any) -> Any:
 
 
 def test_x_mcp_output_selects_fields_and_limits_in_the_binding_and_schema(tmp_path: Path) -> None:
-    from bridge.binding import OutputPolicy
+    from bridge.catalogue import OutputPolicy
 
     entry = {t.name: t for t in _items_catalogue(tmp_path).tools}["listItems"]
     assert entry.binding.output == OutputPolicy(fields=("name",), max_items=2)

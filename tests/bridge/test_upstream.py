@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import anyio
 import pytest
 
-from bridge.binding import HttpBinding, ParamBinding
+from bridge.catalogue import HttpBinding, ParamBinding
 from bridge.errors import InvalidArgumentsError, ResponseTooLarge, UnsafeRequestError, UpstreamError, UpstreamTimeout
 from bridge.http_settings import USER_AGENT, HttpSettings
 from bridge.request import PreparedRequest, build_request
@@ -138,7 +138,7 @@ async def test_same_origin_redirect_is_followed_and_303_becomes_get() -> None:
 
 @pytest.mark.anyio
 async def test_307_redirect_keeps_method_and_body() -> None:
-    from bridge.binding import BodyBinding
+    from bridge.catalogue import BodyBinding
 
     binding = HttpBinding(method="POST", path="/items", body=BodyBinding(media_type="application/json", arg="body"))
     fake = FakeUpstream()

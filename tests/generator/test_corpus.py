@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
+from bridge.json_pointer import resolve
 from bridge.path_template import split_template
 from generator.generate import build_api
 from generator.ir import Api
 from generator.options import GenerateOptions
 from generator.parse import is_never_an_argument
-from generator.pointer import resolve
 from generator.schemas import unresolved_refs
 from tests.node_tools import NODE_DIR, github_spec, oas_examples
 

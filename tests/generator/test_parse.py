@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 import yaml
 
-from bridge.binding import EnvVar, SchemeUse, ToolAnnotationsSpec
+from bridge.catalogue import EnvVar, SchemeUse, ToolAnnotationsSpec
 from bridge.formats import is_base64_file
 from generator.ir import Api, Operation
 from generator.issues import Level

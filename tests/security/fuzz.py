@@ -22,7 +22,7 @@ with atheris.instrument_imports(include=["bridge", "generator"]):
     import httpx
 
     from bridge.base_url import origin_of
-    from bridge.binding import ToolEntry
+    from bridge.catalogue import ToolEntry
     from bridge.errors import InvalidArgumentsError
     from bridge.package import load_catalogue
     from bridge.request import build_request, check_prepared

@@ -19,7 +19,7 @@ import anyio
 import mcp_types
 from mcp import Client
 
-from bridge.binding import Catalogue
+from bridge.catalogue import Catalogue
 from bridge.http_tools import HttpSettings
 from bridge.serve import ServeOptions, build_bridge_server, build_registry, build_runtime
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import httpx
 
-from bridge.binding import ToolEntry
+from bridge.catalogue import ToolEntry
 from bridge.errors import InvalidArgumentsError
+from bridge.json_pointer import resolve
 from bridge.package import load_catalogue
 from bridge.request import build_request
-from generator.pointer import resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = httpx.URL("http://upstream.test:8080/base")

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge.binding import Catalogue
+from bridge.catalogue import Catalogue
 from bridge.errors import InvalidArgumentsError
 from bridge.request import build_request
 from bridge.sendable import LIMITS, MAX_URL_BYTES

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bridge.binding import HttpBinding, ParamBinding, ToolEntry
+from bridge.catalogue import HttpBinding, ParamBinding, ToolEntry
 from bridge.errors import InvalidArgumentsError
 from bridge.path_template import split_template
 from bridge.request import PreparedRequest, build_request

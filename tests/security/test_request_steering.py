@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from bridge import request as request_module
 from bridge.base_url import ConfigurationError, origin_of, resolve_base_url
-from bridge.binding import ToolEntry
+from bridge.catalogue import ToolEntry
 from bridge.errors import InvalidArgumentsError, UnsafeRequestError
 from bridge.request import build_request, check_prepared
 from bridge.serve import ServeOptions, build_runtime

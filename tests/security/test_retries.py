@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
-from bridge.binding import ToolAnnotationsSpec
+from bridge.catalogue import ToolAnnotationsSpec
 from bridge.errors import UpstreamError, UpstreamTimeout
 from bridge.http_settings import HttpSettings
 from bridge.request import PreparedRequest, build_request

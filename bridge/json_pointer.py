@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -36,7 +37,7 @@ def split(pointer: str) -> list[str]:
 def resolve(document: Any, pointer: str) -> Any:
     node = document
     for token in split(pointer):
-        if isinstance(node, dict) and token in node:
+        if isinstance(node, Mapping) and token in node:
             node = node[token]
         elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
             node = node[int(token)]
