@@ -207,6 +207,9 @@ class ToolEntry:
     tags: tuple[str, ...] = ()  # the operation's tags (discovery search)
     # OpenAPI `deprecated: true`: search ranks the operation below its replacements (bridge/search.py).
     deprecated: bool = False
+    # The OAuth scopes a caller needs, set in --config (alternatives); None: from the operation's
+    # OAuth2 / OpenID Connect security requirements (bridge/scopes.py).
+    scopes: tuple[tuple[str, ...], ...] | None = None
 
     @property
     def operation(self) -> str:

@@ -24,13 +24,13 @@ import mcp_types
 from bridge.base_url import resolve_base_url
 from bridge.bound import bound_env_names
 from bridge.calls import CallContext, OperationCall, current_identity
-from bridge.catalogue import OPERATION_META_KEY, Catalogue, ToolAnnotationsSpec, ToolEntry
+from bridge.catalogue import OPERATION_META_KEY, Catalogue, SecurityScheme, ToolAnnotationsSpec, ToolEntry
 from bridge.contract import ResponseContract
 from bridge.credentials import Credentials
 from bridge.errors import ToolError
 from bridge.http_settings import USER_AGENT, HttpSettings
 from bridge.limits import CallerLimits
-from bridge.scopes import requirement
+from bridge.scopes import Requirement, requirement
 from bridge.token_exchange import TokenExchanger
 from bridge.tools import Tool, ToolContext
 from bridge.trim import OFF_LOOP_BYTES, TrimSettings, split_fields
@@ -174,6 +174,11 @@ def tools_from_catalogue(catalogue: Catalogue, runtime: HttpRuntime) -> list[Too
     """One tool per catalogue entry, in catalogue order."""
     schemes = catalogue.security_schemes
     return [
-        dataclasses.replace(make_http_tool(entry, runtime), scopes=requirement(entry.binding.security, schemes))
-        for entry in catalogue.tools
+        dataclasses.replace(make_http_tool(entry, runtime), scopes=_scopes(entry, schemes)) for entry in catalogue.tools
     ]
+
+
+def _scopes(entry: ToolEntry, schemes: Mapping[str, SecurityScheme]) -> Requirement:
+    if entry.scopes is not None:  # set in --config
+        return tuple(frozenset(alternative) for alternative in entry.scopes if alternative)
+    return requirement(entry.binding.security, schemes)

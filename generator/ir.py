@@ -78,6 +78,7 @@ class Operation:
     annotations: ToolAnnotationsSpec
     binding: HttpBinding
     extensions: dict[str, Any] = field(default_factory=dict)
+    scopes: tuple[tuple[str, ...], ...] | None = None  # --config `scopes:` (caller scope alternatives)
 
     @property
     def label(self) -> str:

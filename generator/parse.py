@@ -328,7 +328,21 @@ def _convert_operation(
         annotations=annotations,
         binding=binding,
         extensions={key: value for key, value in raw.op.items() if str(key).startswith("x-")},
+        scopes=_scope_override(ctx, raw),
     )
+
+
+def _scope_override(ctx: _Context, raw: _RawOperation) -> tuple[tuple[str, ...], ...] | None:
+    """``--config`` ``scopes:`` of one operation: a list of scopes, or a list of such alternatives."""
+    value = raw.overrides.get("scopes")
+    if value is None:
+        return None
+    if isinstance(value, list) and all(isinstance(s, str) for s in value):
+        return (tuple(value),)
+    if isinstance(value, list) and all(isinstance(a, list) and all(isinstance(s, str) for s in a) for a in value):
+        return tuple(tuple(a) for a in value)
+    ctx.warn(raw.label, "config `scopes` must be a list of scopes or a list of lists of scopes; ignored")
+    return None
 
 
 def tool_description(summary: str | None, description: str | None, deprecated: bool, limit: int, label: str) -> str:

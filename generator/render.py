@@ -52,6 +52,7 @@ def catalogue_from_api(api: Api) -> Catalogue:
             annotations=op.annotations,
             binding=op.binding,
             deprecated=op.deprecated,
+            scopes=op.scopes,
         )
         for op in api.operations
     )
