@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from bridge.limits import DEFAULT_CALLS_PER_USER
+from bridge.sandbox import DEFAULT_MAX_CALLS, DEFAULT_MEMORY_BYTES, DEFAULT_WALL_SECONDS, SandboxLimits
 from bridge.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS
 from bridge.trim import DEFAULT_MAX_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_STRING, DEFAULT_OUTPUT_DEPTH
 from generator.options import DEFAULT_PROPERTY_DESCRIPTION_LIMIT, DEFAULT_TOOL_DESCRIPTION_LIMIT
@@ -88,10 +89,11 @@ def _read_config(path: Path | None) -> dict[str, Any]:
 )
 @click.option(
     "--mode",
-    type=click.Choice(["tools", "discovery"]),
+    type=click.Choice(["tools", "discovery", "code"]),
     default="tools",
     show_default=True,
-    help="How `serve` presents the API by default: one tool per operation, or three discovery tools.",
+    help="How `serve` presents the API by default: one tool per operation, three discovery tools, or code "
+    "mode (programs against the typed functions of api.pyi).",
 )
 @click.option("--no-output-schemas", is_flag=True, help="Give no tool an output schema (nor a `fields` argument).")
 @click.option("--no-compact", is_flag=True, help="Keep schemas and descriptions as converted (no compaction).")
@@ -159,7 +161,7 @@ def generate(
         overrides=dict(config.get("operations") or {}),
         bindings=dict(config.get("bind") or {}),
         models=not no_models,
-        mode="discovery" if mode == "discovery" else "tools",
+        mode="discovery" if mode == "discovery" else ("code" if mode == "code" else "tools"),
         output_schemas=not no_output_schemas,
         compact=not no_compact,
         tool_description_limit=tool_description_limit,
@@ -258,9 +260,31 @@ class _Steps:
 @click.option("--validate-responses", is_flag=True, help="Check upstream responses against the spec; log mismatches.")
 @click.option(
     "--mode",
-    type=click.Choice(["tools", "discovery"]),
+    type=click.Choice(["tools", "discovery", "code"]),
     default=None,
-    help="One tool per operation, or three discovery tools (search, describe, call) [default: the package's].",
+    help="One tool per operation, three discovery tools (search, describe, call), or code mode (search, "
+    "run_query, run_code: sandboxed Python programs) [default: the package's].",
+)
+@click.option(
+    "--program-timeout",
+    type=click.FloatRange(0.1),
+    default=DEFAULT_WALL_SECONDS,
+    show_default=True,
+    help="Code mode: wall-clock seconds one program may run (API calls included).",
+)
+@click.option(
+    "--program-memory",
+    type=click.IntRange(1),
+    default=DEFAULT_MEMORY_BYTES // (1024 * 1024),
+    show_default=True,
+    help="Code mode: heap one program may use, MiB.",
+)
+@click.option(
+    "--program-max-calls",
+    type=click.IntRange(1),
+    default=DEFAULT_MAX_CALLS,
+    show_default=True,
+    help="Code mode: API calls one program may make.",
 )
 @click.option(
     "--max-result-bytes",
@@ -386,6 +410,9 @@ def serve(
     timeout: float | None,
     validate_responses: bool,
     mode: str | None,
+    program_timeout: float,
+    program_memory: int,
+    program_max_calls: int,
     max_result_bytes: int,
     max_result_items: int,
     max_result_string: int,
@@ -460,7 +487,10 @@ def serve(
         server_variables=variables,
         timeout=timeout,
         validate_responses=validate_responses,
-        mode="discovery" if mode == "discovery" else ("tools" if mode == "tools" else None),
+        mode="discovery" if mode == "discovery" else ("tools" if mode == "tools" else ("code" if mode else None)),
+        sandbox=SandboxLimits(
+            wall_seconds=program_timeout, memory_bytes=program_memory * 1024 * 1024, max_calls=program_max_calls
+        ),
         trim=None
         if no_trim
         else TrimSettings(max_bytes=max_result_bytes, max_items=max_result_items, max_string=max_result_string),

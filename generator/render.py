@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -10,10 +11,13 @@ import jinja2
 
 from bridge.binding import CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue, ToolEntry
 from generator.ir import Api
-from generator.models import render_model_modules
+from bridge.stubs import STUBS_FILE
+from generator.models import PARALLEL_MODELS_TOOLS, render_model_modules
+from generator.stubs import stubs_with_warnings
 from generator.write import MANIFEST_FILE, PackageFiles
 
 TEMPLATES = ("server.py", "hooks.py", "README.md", "__init__.py")
+logger = logging.getLogger(__name__)
 
 
 def generator_version() -> str:
@@ -106,16 +110,35 @@ def render_package(
             "tools": manifest_tools(api),
         }
     )
-    if models:
-        wire_tools: list[dict[str, Any]] = []
-        for tool in catalogue.tools:
-            wire: dict[str, Any] = {"name": tool.name, "inputSchema": tool.input_schema}
-            if tool.output_schema is not None:
-                wire["outputSchema"] = tool.output_schema
-            wire_tools.append(wire)
-        for path, source in render_model_modules(wire_tools).items():
-            package.files[path] = source.encode("utf-8")
+    # api.pyi (code mode's typed stubs) is another datamodel-code-generator run: on a big API it
+    # runs in its own process beside the two of the models.
+    entries = list(catalogue.tools)
+    if models and len(entries) >= PARALLEL_MODELS_TOOLS:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=1) as pool:
+            future = pool.submit(stubs_with_warnings, entries)
+            _add_models(package, catalogue)
+            stubs, notes = future.result()
+    else:
+        if models:
+            _add_models(package, catalogue)
+        stubs, notes = stubs_with_warnings(entries)
+    for note in notes:
+        logger.warning("api.pyi: %s", note)
+    package.files[STUBS_FILE] = stubs.encode("utf-8")
     return package
+
+
+def _add_models(package: PackageFiles, catalogue: Catalogue) -> None:
+    wire_tools: list[dict[str, Any]] = []
+    for tool in catalogue.tools:
+        wire: dict[str, Any] = {"name": tool.name, "inputSchema": tool.input_schema}
+        if tool.output_schema is not None:
+            wire["outputSchema"] = tool.output_schema
+        wire_tools.append(wire)
+    for path, source in render_model_modules(wire_tools).items():
+        package.files[path] = source.encode("utf-8")
 
 
 def _env_vars(catalogue: Catalogue) -> list[tuple[str, str]]:

@@ -1,0 +1,161 @@
+"""Code mode end to end: the official client, the bridge in code mode, the fake upstream."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from bridge.codemode import RUN_CODE, RUN_QUERY, SEARCH
+from tests.bridge.fake_upstream import make_reply
+from tests.codemode.harness import SECRET, code_client, petstore_package, text, value
+
+pytestmark = pytest.mark.anyio
+
+PET = {"id": 1, "name": "Rex", "status": "available"}
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return petstore_package(tmp_path_factory.mktemp("codemode"))
+
+
+async def test_three_tools_with_honest_annotations(package: Path) -> None:
+    async with code_client(package) as (client, _):
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == {SEARCH, RUN_QUERY, RUN_CODE}
+    query = tools[RUN_QUERY].annotations
+    assert query is not None
+    assert (query.read_only_hint, query.destructive_hint, query.idempotent_hint, query.open_world_hint) == (
+        True,
+        False,
+        True,
+        True,
+    )
+    code = tools[RUN_CODE].annotations
+    assert code is not None
+    assert (code.read_only_hint, code.destructive_hint) == (False, True)  # petstore deletes pets
+
+
+async def test_a_read_only_package_has_no_run_code(tmp_path: Path) -> None:
+    async with code_client(petstore_package(tmp_path, read_only=True)) as (client, _):
+        names = {t.name for t in (await client.list_tools()).tools}
+    assert names == {SEARCH, RUN_QUERY}
+
+
+async def test_search_gives_signatures_and_on_request_the_stub(package: Path) -> None:
+    async with code_client(package) as (client, _):
+        found = (await client.call_tool(SEARCH, {"query": "get pet"})).structured_content
+        assert found is not None
+        first = found["operations"][0]
+        assert first["name"] == "getPet"
+        assert first["signature"] == "async def getPet(*, petId: int) -> GetPetOutput"
+        assert first["annotations"]["readOnlyHint"] is True
+        assert "stub" not in first
+        one = (await client.call_tool(SEARCH, {"name": "getPet"})).structured_content
+    assert one is not None
+    assert "class GetPetOutput" in one["stub"] and "async def getPet" in one["stub"]
+    assert "createPet" not in one["stub"]
+
+
+async def test_a_program_calls_operations_and_gathers_them(package: Path) -> None:
+    async with code_client(package) as (client, fake):
+        fake.reply(json_body=PET)
+        program = (
+            "import asyncio\npets = await asyncio.gather(getPet(petId=1), getPet(petId=2))\n[p['name'] for p in pets]\n"
+        )
+        result = await client.call_tool(RUN_QUERY, {"code": program})
+    assert value(result) == ["Rex", "Rex"]
+    assert sorted(r.raw_path for r in fake.requests) == ["/pets/1", "/pets/2"]
+    assert fake.violations == []
+
+
+async def test_a_type_error_comes_back_before_any_call(package: Path) -> None:
+    async with code_client(package) as (client, fake):
+        result = await client.call_tool(RUN_QUERY, {"code": "p = await getPet(petId='one')\np['nme']"})
+    assert result.is_error
+    assert "type-check" in text(result) and "petId" in text(result)
+    assert fake.requests == []
+
+
+async def test_run_query_refuses_a_write_at_type_check(package: Path) -> None:
+    async with code_client(package) as (client, fake):
+        result = await client.call_tool(RUN_QUERY, {"code": "await deletePet(petId=1)"})
+        assert result.is_error and "deletePet" in text(result)
+        assert fake.requests == []
+        fake.reply(204)
+        done = await client.call_tool(RUN_CODE, {"code": "await deletePet(petId=1)\n'gone'"})
+    assert value(done) == "gone"
+    assert [r.method for r in fake.requests] == ["DELETE"]
+
+
+async def test_http_errors_raise_api_error_with_the_status(package: Path) -> None:
+    async with code_client(package) as (client, fake):
+        fake.reply(404, json_body={"message": "no such pet"})
+        program = (
+            "try:\n"
+            "    await getPet(petId=7)\n"
+            "    found = 'yes'\n"
+            "except ApiError as error:\n"
+            "    found = [api_status(error), 'no such pet' in str(error)]\n"
+            "found\n"
+        )
+        result = await client.call_tool(RUN_QUERY, {"code": program})
+    assert value(result) == [404, True]
+
+
+async def test_a_bad_argument_raises_inside_the_program_naming_the_field(package: Path) -> None:
+    async with code_client(package) as (client, fake):
+        program = (
+            "import json\n"
+            'args = json.loads(\'{"petId": "x"}\')\n'
+            "try:\n"
+            "    await getPet(**args)\n"
+            "    r = 'sent'\n"
+            "except ApiError as error:\n"
+            "    r = [api_status(error), str(error)]\n"
+            "r\n"
+        )
+        result = await client.call_tool(RUN_QUERY, {"code": program})
+    status, message = value(result)
+    assert status is None and "petId" in message
+    assert fake.requests == []
+
+
+async def test_the_final_value_is_trimmed_with_the_result_budget(package: Path) -> None:
+    async with code_client(package) as (client, _):
+        result = await client.call_tool(RUN_QUERY, {"code": "[{'n': i, 'pad': 'x' * 50} for i in range(20000)]"})
+    assert not result.is_error
+    assert result.structured_content is not None
+    assert "_truncated" in result.structured_content
+    assert len(text(result)) < 40_000
+
+
+async def test_a_runtime_error_shows_the_programs_own_traceback(package: Path) -> None:
+    async with code_client(package) as (client, _):
+        result = await client.call_tool(RUN_QUERY, {"code": "x = 1\ny = {}\ny['missing']\n"})
+    assert result.is_error
+    message = text(result)
+    assert "line 3" in message and "KeyError" in message
+    assert "/work" not in message and '.py"' not in message.replace('"program.py"', "")
+
+
+async def test_one_audit_line_per_api_call(package: Path, caplog: pytest.LogCaptureFixture) -> None:
+    async with code_client(package) as (client, fake):
+        fake.reply(json_body=PET)
+        with caplog.at_level(logging.DEBUG, logger="bridge.audit"):
+            await client.call_tool(RUN_QUERY, {"code": "a = await getPet(petId=1)\nb = await getPet(petId=2)\n1"})
+    lines = [r.getMessage() for r in caplog.records if r.name == "bridge.audit"]
+    assert len(lines) == 2
+    assert all("tool=run_query" in line and "operation=GET /pets/{petId}" in line for line in lines)
+
+
+async def test_programs_never_see_the_credentials(package: Path) -> None:
+    async with code_client(package) as (client, fake):
+        fake.reply(json_body={"id": 1, "name": SECRET})
+        program = "p = await getPet(petId=1)\n[p['name'], str(p)]"
+        result = await client.call_tool(RUN_QUERY, {"code": program})
+    assert SECRET not in json.dumps(result.model_dump(mode="json"))
+    assert fake.requests[0].headers  # the key itself went upstream, only there
