@@ -10,8 +10,8 @@ from typing import Any
 import jinja2
 
 from bridge.binding import CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue, ToolEntry
-from generator.ir import Api
 from bridge.stubs import STUBS_FILE
+from generator.ir import Api
 from generator.models import PARALLEL_MODELS_TOOLS, render_model_modules
 from generator.stubs import stubs_with_warnings
 from generator.write import MANIFEST_FILE, PackageFiles

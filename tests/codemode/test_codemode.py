@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from bridge.codemode import RUN_CODE, RUN_QUERY, SEARCH
-from tests.bridge.fake_upstream import make_reply
 from tests.codemode.harness import SECRET, code_client, petstore_package, text, value
 
 pytestmark = pytest.mark.anyio
