@@ -239,26 +239,29 @@ def build_bridge_server(
         max_argument_bytes=max_argument_bytes,
     )
     if code is not None:
-        server.lifespan = sandbox_lifespan(code.sandbox)
+        server.lifespan = SandboxLifespan(code.sandbox)
     return server
 
 
-def sandbox_lifespan(sandbox: Sandbox) -> Callable[[Server], AbstractAsyncContextManager[dict[str, Any]]]:
+class SandboxLifespan:
     """A server lifespan that stops the sandbox's workers when the last connection ends."""
-    open_count = 0
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        self._open = 0
+
+    def __call__(self, server: Server) -> AbstractAsyncContextManager[dict[str, Any]]:
+        return self._lifespan()
 
     @asynccontextmanager
-    async def lifespan(server: Server) -> AsyncIterator[dict[str, Any]]:
-        nonlocal open_count
-        open_count += 1
+    async def _lifespan(self) -> AsyncIterator[dict[str, Any]]:
+        self._open += 1
         try:
             yield {}
         finally:
-            open_count -= 1
-            if open_count == 0:
-                await sandbox.aclose()
-
-    return lifespan
+            self._open -= 1
+            if self._open == 0:
+                await self.sandbox.aclose()
 
 
 def report_startup(
