@@ -22,7 +22,7 @@ from typing import Any
 __all__ = ["PRELUDE", "PRELUDE_STUBS", "STUBS_FILE", "StubIndex", "python_name", "python_names"]
 
 STUBS_FILE = "api.pyi"
-_NOT_IDENT = re.compile(r"\W")
+_NOT_IDENT = re.compile(r"[^A-Za-z0-9_]")
 
 # Monty has no class inheritance, so an API error is the built-in OSError under another name and
 # its HTTP status travels at the start of its message ("HTTP 404: ..."), read by api_status.
@@ -43,11 +43,15 @@ PRELUDE_NAMES = frozenset({"ApiError", "api_status"})
 
 
 def python_name(name: str) -> str:
-    """A Python identifier for an argument name: other characters become ``_``, keywords get one appended."""
+    """A Python identifier for an argument name: other characters become ``_``, keywords get one appended.
+
+    ASCII only: Python folds other identifiers (NFKC), so two distinct names could meet.
+    """
     text = _NOT_IDENT.sub("_", name) or "_"
     if text[0].isdigit():
         text = "_" + text
-    return text + "_" if keyword.iskeyword(text) or keyword.issoftkeyword(text) else text
+    reserved = keyword.iskeyword(text) or (keyword.issoftkeyword(text) and text != "_")
+    return text + "_" if reserved else text
 
 
 def python_names(arguments: Iterable[str]) -> dict[str, str]:
@@ -138,11 +142,10 @@ class StubIndex:
         source = self.function(name)
         if source is None:
             return None
-        tree = ast.parse(source).body[0]
-        if not isinstance(tree, ast.AsyncFunctionDef):
+        if not source.startswith("async def "):
             return None
-        tree.body = [ast.Expr(ast.Constant(...))]
-        return ast.unparse(tree).removesuffix(":\n    ...").strip()
+        header = source.split("\n", 1)[0]
+        return header.removesuffix(":") if header.endswith(":") else None
 
 
 def _defined(node: ast.stmt) -> list[str]:
