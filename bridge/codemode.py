@@ -36,7 +36,7 @@ from bridge.http_tools import HttpRuntime
 from bridge.results import _redact_json
 from bridge.sandbox import HostCalls, ProgramError, Sandbox
 from bridge.scopes import allows, caller_scopes
-from bridge.stubs import PRELUDE, argument_map
+from bridge.stubs import PRELUDE, argument_map, function_names
 from bridge.stubsource import StubSource
 from bridge.tools import Tool, ToolContext, ToolRegistry
 from bridge.trim import TrimSettings, trim_result
@@ -58,6 +58,7 @@ _QUERY_HINTS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint"
 
 @dataclass(frozen=True, slots=True)
 class _Operation:
+    function: str  # its Python name in programs and stubs
     entry: ToolEntry
     tool: Tool
     call: OperationCall
@@ -113,15 +114,20 @@ class CodeMode:
         self.runtime = runtime
         self.stubs = stubs
         self.sandbox = sandbox
+        # Named over the whole catalogue, as api.pyi names them.
+        functions = {tool: py for py, tool in function_names(e.name for e in catalogue.tools).items()}
         self._operations: dict[str, _Operation] = {}
+        self._by_tool: dict[str, str] = {}
         for entry in catalogue.tools:
             tool = registry.get(entry.name)
             if tool is None:
                 continue  # removed by the package's hooks
             skip = [entry.binding.fields_arg] if entry.binding.fields_arg else []
-            self._operations[entry.name] = _Operation(
-                entry, tool, OperationCall(entry, runtime), argument_map(entry.input_schema, skip)
+            function = functions[entry.name]
+            self._operations[function] = _Operation(
+                function, entry, tool, OperationCall(entry, runtime), argument_map(entry.input_schema, skip)
             )
+            self._by_tool[entry.name] = function
         served = ToolRegistry([op.tool for op in self._operations.values()])
         tags = {e.name: e.tags for e in catalogue.tools if e.tags}
         self.discovery = Discovery(served, tags=tags, shared_arguments=catalogue.shared_arguments)
@@ -156,28 +162,33 @@ class CodeMode:
     async def search(self, query: str, *, limit: int, detail: bool, name: str | None) -> dict[str, Any]:
         visible = self.allowed(read_only=False)
         if name is not None:
-            op = visible.get(name)
+            op = visible.get(name) or visible.get(self._by_tool.get(name, ""))
             if op is None:
-                close, _ = _rank(self.discovery, name.replace("_", " "), 5)
-                hint = f" Did you mean: {', '.join(n for n in close if n in visible)}?" if close else ""
+                close = [f for f in self._ranked(name.replace("_", " "), 5)[0] if f in visible]
+                hint = f" Did you mean: {', '.join(close)}?" if close else ""
                 raise ToolError(f'Unknown operation "{name[:200]}".{hint}')
             return {**(await self._describe([op], stub=True))[0]}
-        names, matched = _rank(self.discovery, query, limit)
+        names, matched = self._ranked(query, limit)
         ops = [visible[n] for n in names if n in visible][:limit]
         return {"operations": await self._describe(ops, stub=detail), "matched": matched}
 
+    def _ranked(self, query: str, limit: int) -> tuple[list[str], int]:
+        tools, matched = _rank(self.discovery, query, limit)
+        return [self._by_tool[t] for t in tools if t in self._by_tool], matched
+
     async def _describe(self, ops: Sequence[_Operation], *, stub: bool) -> list[dict[str, Any]]:
-        index = await self.stubs.index_for([op.entry.name for op in ops])
+        index = await self.stubs.index_for([op.function for op in ops])
         out = []
         for op in ops:
             item: dict[str, Any] = {
-                "name": op.entry.name,
-                "signature": index.signature(op.entry.name) or f"async def {op.entry.name}(**arguments: Any) -> Any",
+                "name": op.function,
+                "signature": index.signature(op.function) or f"async def {op.function}(**arguments: Any) -> Any",
                 "summary": _summary(op.tool),
+                "operation": op.entry.operation,
                 "annotations": _hints(op.tool.annotations),
             }
             if stub:
-                item["stub"] = index.subset([op.entry.name])
+                item["stub"] = index.subset([op.function])
             out.append(item)
         return out
 
@@ -209,7 +220,7 @@ class CodeMode:
 
         async def function(*args: Any, **kwargs: Any) -> Any:
             if args:
-                raise OSError(f"{op.entry.name}() takes keyword arguments only.")
+                raise OSError(f"{op.function}() takes keyword arguments only.")
             if not calls.admit():
                 raise OSError(f"API call limit reached: a program may make at most {calls.limit} calls.")
             arguments = {names.get(key, key): value for key, value in kwargs.items()}

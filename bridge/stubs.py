@@ -19,7 +19,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PRELUDE", "PRELUDE_STUBS", "STUBS_FILE", "StubIndex", "python_name", "python_names"]
+__all__ = [
+    "PRELUDE",
+    "PRELUDE_STUBS",
+    "STUBS_FILE",
+    "StubIndex",
+    "argument_map",
+    "function_names",
+    "python_name",
+    "python_names",
+]
 
 STUBS_FILE = "api.pyi"
 _NOT_IDENT = re.compile(r"[^A-Za-z0-9_]")
@@ -40,6 +49,7 @@ def api_status(error: BaseException) -> int | None:
     """The HTTP status of an ApiError (None when the call failed without an HTTP answer)."""
 '''
 PRELUDE_NAMES = frozenset({"ApiError", "api_status"})
+_PROGRAM_NAMES = frozenset({"asyncio", "json", "re", "math", "datetime", "print", "len", "range", "Any"})
 
 
 def python_name(name: str) -> str:
@@ -54,16 +64,25 @@ def python_name(name: str) -> str:
     return text + "_" if reserved else text
 
 
-def python_names(arguments: Iterable[str]) -> dict[str, str]:
+def python_names(arguments: Iterable[str], reserved: Iterable[str] = ()) -> dict[str, str]:
     """Python name -> argument name, unique (a clash gets ``_2``, ``_3``...), in argument order."""
     out: dict[str, str] = {}
+    taken = set(reserved)
     for argument in arguments:
         base = python_name(argument)
         name, n = base, 2
-        while name in out:
+        while name in out or name in taken:
             name, n = f"{base}_{n}", n + 1
         out[name] = argument
     return out
+
+
+def function_names(tool_names: Iterable[str]) -> dict[str, str]:
+    """Python function name -> tool name, for every tool of an API in catalogue order.
+
+    The prelude's names and the modules a program imports are never an operation's.
+    """
+    return python_names(tool_names, reserved=PRELUDE_NAMES | _PROGRAM_NAMES)
 
 
 @dataclass(slots=True)

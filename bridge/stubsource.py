@@ -16,7 +16,7 @@ from typing import Protocol
 import anyio
 
 from bridge.binding import ToolEntry
-from bridge.stubs import STUBS_FILE, StubIndex
+from bridge.stubs import STUBS_FILE, StubIndex, function_names
 
 __all__ = ["BuiltStubs", "PackageStubs", "StubSource", "stub_source"]
 
@@ -24,6 +24,8 @@ BUILT_CACHE = 128
 
 
 class StubSource(Protocol):
+    """Stubs holding at least the functions ``names`` (Python function names)."""
+
     async def index_for(self, names: Sequence[str]) -> StubIndex: ...
 
 
@@ -45,10 +47,11 @@ class PackageStubs:
 
 
 class BuiltStubs:
-    """Stubs built from catalogue entries on demand, per set of operations (cached)."""
+    """Stubs built from catalogue entries on demand, per set of functions (cached)."""
 
     def __init__(self, entries: Sequence[ToolEntry]) -> None:
-        self._entries = {entry.name: entry for entry in entries}
+        self._functions = {tool: py for py, tool in function_names(e.name for e in entries).items()}
+        self._entries = {self._functions[entry.name]: entry for entry in entries}
         self._cache: OrderedDict[frozenset[str], StubIndex] = OrderedDict()
         self._lock = anyio.Lock()  # datamodel-code-generator is not known to be thread-safe
 
@@ -62,17 +65,17 @@ class BuiltStubs:
             found = self._cache.get(key)
             if found is None:
                 entries = [self._entries[n] for n in sorted(key)]
-                found = await anyio.to_thread.run_sync(_build, entries)
+                found = await anyio.to_thread.run_sync(_build, entries, self._functions)
                 self._cache[key] = found
                 while len(self._cache) > BUILT_CACHE:
                     self._cache.popitem(last=False)
         return found
 
 
-def _build(entries: list[ToolEntry]) -> StubIndex:
+def _build(entries: list[ToolEntry], functions: dict[str, str]) -> StubIndex:
     from generator.stubs import render_stubs
 
-    return StubIndex.parse(render_stubs(entries))
+    return StubIndex.parse(render_stubs(entries, functions=functions))
 
 
 def stub_source(package_dir: Path | None, entries: Sequence[ToolEntry]) -> StubSource:

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from bridge.binding import ToolEntry
-from bridge.stubs import PRELUDE_STUBS, argument_map
+from bridge.stubs import PRELUDE_STUBS, argument_map, function_names
 from bridge.trim import MARKER_KEY, WRAP_KEY
 from generator.models import class_name, models_document
 from generator.pytext import docstring
@@ -83,10 +83,24 @@ def _input_schema(entry: ToolEntry) -> dict[str, Any]:
     return schema
 
 
-def _wire_tools(entries: Sequence[ToolEntry]) -> list[dict[str, Any]]:
+def _class_bases(entries: Sequence[ToolEntry], functions: Mapping[str, str]) -> dict[str, str]:
+    """Tool name -> the unique CamelCase stem of its ``<Stem>Input``/``<Stem>Output`` types."""
+    bases: dict[str, str] = {}
+    taken: set[str] = set()
+    for entry in entries:
+        base = class_name(functions[entry.name], "Tool")
+        stem, n = base, 2
+        while stem in taken:
+            stem, n = f"{base}{n}", n + 1
+        taken.add(stem)
+        bases[entry.name] = stem
+    return bases
+
+
+def _wire_tools(entries: Sequence[ToolEntry], bases: Mapping[str, str]) -> list[dict[str, Any]]:
     tools = []
     for entry in entries:
-        tool: dict[str, Any] = {"name": entry.name, "inputSchema": _strip(_input_schema(entry))}
+        tool: dict[str, Any] = {"name": bases[entry.name], "inputSchema": _strip(_input_schema(entry))}
         body = body_schema(entry)
         if body is not None:
             tool["outputSchema"] = _strip(body)
@@ -201,8 +215,7 @@ def _hints(entry: ToolEntry) -> str:
     return f"{entry.operation} ({kind}{', idempotent' if a.idempotentHint and not a.readOnlyHint else ''})"
 
 
-def _function(entry: ToolEntry, declarations: Mapping[str, ast.stmt], typed: bool) -> str:
-    base = class_name(entry.name, "Tool")
+def _function(entry: ToolEntry, name: str, base: str, declarations: Mapping[str, ast.stmt], typed: bool) -> str:
     names = argument_map(entry.input_schema, [entry.binding.fields_arg] if entry.binding.fields_arg else [])
     fields = _fields(declarations.get(base + "Input"), declarations) if typed else None
     properties = entry.input_schema.get("properties") or {}
@@ -225,14 +238,29 @@ def _function(entry: ToolEntry, declarations: Mapping[str, ast.stmt], typed: boo
         text = description
     renamed = [f"`{py}` is the argument `{arg}`." for py, arg in names.items() if py != arg]
     doc = "\n\n".join(part for part in (text, _hints(entry), " ".join(renamed)) if part)
-    return f"async def {entry.name}({signature}) -> {output}:\n    {docstring(doc, '    ')}\n"
+    return f"async def {name}({signature}) -> {output}:\n    {docstring(doc, '    ')}\n"
 
 
-def render_stubs(entries: Iterable[ToolEntry], warn: Warn | None = None) -> str:
-    """The source of ``api.pyi`` for ``entries`` (deterministic)."""
+def render_stubs(
+    entries: Iterable[ToolEntry], warn: Warn | None = None, *, functions: Mapping[str, str] | None = None
+) -> str:
+    """The source of ``api.pyi`` for ``entries`` (deterministic).
+
+    ``functions`` maps tool names to Python function names (:func:`bridge.stubs.function_names`
+    of the whole API, so that stubs of a few operations name them as the API's stubs do).
+    """
     entries = list(entries)
     warn = warn or logger.warning
-    nodes, untyped = _declarations(_wire_tools(entries), warn) if entries else ([], set())
+    functions = functions or {tool: py for py, tool in function_names(e.name for e in entries).items()}
+    bases = _class_bases(entries, functions)
+    by_base = {bases[e.name]: e.name for e in entries}
+
+    def warn_tool(note: str) -> None:
+        stem, _, rest = note.partition(":")
+        warn(f"{by_base.get(stem, stem)}:{rest}")
+
+    nodes, untyped_bases = _declarations(_wire_tools(entries, bases), warn_tool) if entries else ([], set())
+    untyped = {by_base[b] for b in untyped_bases}
     imported: dict[str, set[str]] = {"typing": {"Any"}}
     for n in nodes:
         if isinstance(n, ast.ImportFrom) and n.module and n.module != "__future__":
@@ -242,7 +270,10 @@ def render_stubs(entries: Iterable[ToolEntry], warn: Warn | None = None) -> str:
     declarations = {name: n for n in body for name in _names(n)}
     parts = [STUBS_HEADER + "\n".join(imports), PRELUDE_STUBS.rstrip("\n")]
     parts += [ast.unparse(n) for n in body]
-    parts += [_function(e, declarations, e.name not in untyped).rstrip("\n") for e in entries]
+    parts += [
+        _function(e, functions[e.name], bases[e.name], declarations, e.name not in untyped).rstrip("\n")
+        for e in entries
+    ]
     return "\n\n".join(parts) + "\n"
 
 

@@ -158,3 +158,27 @@ async def test_programs_never_see_the_credentials(package: Path) -> None:
         result = await client.call_tool(RUN_QUERY, {"code": program})
     assert SECRET not in json.dumps(result.model_dump(mode="json"))
     assert fake.requests[0].headers  # the key itself went upstream, only there
+
+
+async def test_tool_names_that_are_not_identifiers_become_function_names(tmp_path: Path) -> None:
+    package = petstore_package(tmp_path, overrides={"getPet": {"name": "pets-get.one"}})
+    async with code_client(package) as (client, fake):
+        fake.reply(json_body=PET)
+        found = (await client.call_tool(SEARCH, {"name": "pets-get.one"})).structured_content
+        assert found is not None and found["name"] == "pets_get_one"
+        result = await client.call_tool(RUN_QUERY, {"code": "(await pets_get_one(petId=3))['name']"})
+    assert value(result) == "Rex"
+    assert [r.raw_path for r in fake.requests] == ["/pets/3"]
+
+
+async def test_in_memory_serving_builds_the_stubs_it_needs(package: Path) -> None:
+    from bridge.package import load_catalogue
+
+    async with code_client(None, catalogue=load_catalogue(package)) as (client, fake):
+        fake.reply(json_body=PET)
+        found = (await client.call_tool(SEARCH, {"query": "pet", "detail": True})).structured_content
+        assert found is not None and all("stub" in item for item in found["operations"])
+        result = await client.call_tool(RUN_QUERY, {"code": "(await getPet(petId=1))['name']"})
+        assert value(result) == "Rex"
+        wrong = await client.call_tool(RUN_QUERY, {"code": "await getPet(petId='x')"})
+    assert wrong.is_error and "type-check" in text(wrong)

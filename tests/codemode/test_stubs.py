@@ -122,7 +122,7 @@ def test_an_untypeable_schema_is_any_with_a_warning(
     real = stubs_module._typed_dicts
 
     def failing(tools: list[dict[str, Any]]) -> list[ast.stmt]:
-        if any(tool["name"] == "broken" for tool in tools):
+        if any(tool["name"] == "Broken" for tool in tools):
             raise ValueError("cannot type this")
         return real(tools)
 
