@@ -19,6 +19,7 @@ trimmed with the normal result budget and returned as structured content and JSO
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -42,6 +43,8 @@ from bridge.tools import Tool, ToolContext, ToolRegistry
 from bridge.trim import TrimSettings, trim_result
 
 __all__ = ["RUN_CODE", "RUN_QUERY", "SEARCH", "CodeMode", "code_instructions", "code_registry"]
+
+logger = logging.getLogger(__name__)
 
 SEARCH = "search_operations"
 RUN_QUERY = "run_query"
@@ -230,6 +233,10 @@ class CodeMode:
                 raise OSError(f"HTTP {exc.status}: {exc}") from None
             except ToolError as exc:
                 raise OSError(redact(str(exc))) from None
+            except Exception:
+                # A bridge bug: its message may quote internals, so the program gets a fixed text.
+                logger.exception("%s: a program's call to %s failed unexpectedly", context.surface, op.function)
+                raise OSError(f"{op.function}: the call failed unexpectedly (see the server's log).") from None
             return response.data
 
         return function

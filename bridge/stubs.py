@@ -103,11 +103,15 @@ class StubIndex:
     @classmethod
     def parse(cls, source: str) -> StubIndex:
         tree = ast.parse(source)
+        # Whole lines of each top-level statement (ast.get_source_segment splits the source on
+        # every call: minutes on GitHub's stubs).
+        lines = source.splitlines(keepends=True)
         header: list[str] = []
         definitions: dict[str, _Definition] = {}
         order: dict[str, int] = {}
         for position, node in enumerate(tree.body):
-            text = ast.get_source_segment(source, node) or ast.unparse(node)
+            end = node.end_lineno or node.lineno
+            text = "".join(lines[node.lineno - 1 : end]).rstrip("\n")
             if isinstance(node, ast.ImportFrom | ast.Import):
                 header.append(text)
                 continue

@@ -6,6 +6,7 @@ import json
 import logging
 from pathlib import Path
 
+import httpx
 import pytest
 
 from bridge.codemode import RUN_CODE, RUN_QUERY, SEARCH
@@ -182,3 +183,16 @@ async def test_in_memory_serving_builds_the_stubs_it_needs(package: Path) -> Non
         assert value(result) == "Rex"
         wrong = await client.call_tool(RUN_QUERY, {"code": "await getPet(petId='x')"})
     assert wrong.is_error and "type-check" in text(wrong)
+
+
+class _BrokenTransport(httpx.AsyncBaseTransport):
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        raise RuntimeError("internal detail /srv/secret/path")
+
+
+async def test_a_bridge_bug_in_a_call_reaches_the_program_as_a_fixed_text(package: Path) -> None:
+    async with code_client(package, transport=_BrokenTransport()) as (client, _):
+        program = "try:\n    await getPet(petId=1)\n    r = 'ok'\nexcept ApiError as e:\n    r = str(e)\nr"
+        result = await client.call_tool(RUN_QUERY, {"code": program})
+    message = value(result)
+    assert "getPet" in message and "/srv/secret" not in message and "internal detail" not in message
