@@ -43,6 +43,7 @@ async def code_client(
     limits: SandboxLimits | None = None,
     transport: Any = None,
     base_url: str = UPSTREAM,
+    environ: dict[str, str] | None = None,
 ) -> AsyncIterator[tuple[Client, FakeUpstream]]:
     """The bridge in code mode behind an in-memory client; stubs from the package's api.pyi."""
     if catalogue is None:
@@ -52,7 +53,12 @@ async def code_client(
         document = dict(load_spec(str(spec_path("petstore"))).document)
         document["servers"] = [{"url": UPSTREAM}]
         fake = FakeUpstream(document)
-    runtime = HttpRuntime.create(catalogue, base_url=base_url, environ=ENV, transport=transport or fake.transport())
+    runtime = HttpRuntime.create(
+        catalogue,
+        base_url=base_url,
+        environ=ENV if environ is None else environ,
+        transport=transport or fake.transport(),
+    )
     try:
         registry = build_registry(catalogue, runtime, None)
         server = build_bridge_server(
