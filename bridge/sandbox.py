@@ -163,6 +163,8 @@ class Sandbox:
         except TimeoutError:
             raise ProgramError(f"The program ran longer than {deadline:g} s and was stopped.") from None
         except monty.MontyTypingError as exc:
+            if "[invalid-syntax]" in exc.display():  # the checker parses first
+                raise ProgramError("The program is not valid Python:\n" + _clip(exc.display())) from None
             raise ProgramError(
                 "The program does not type-check (no API call was made):\n" + _clip(exc.display())
             ) from None

@@ -196,3 +196,20 @@ async def test_a_bridge_bug_in_a_call_reaches_the_program_as_a_fixed_text(packag
         result = await client.call_tool(RUN_QUERY, {"code": program})
     message = value(result)
     assert "getPet" in message and "/srv/secret" not in message and "internal detail" not in message
+
+
+async def test_a_syntax_error_is_reported_as_such_with_its_line(package: Path) -> None:
+    async with code_client(package) as (client, fake):
+        result = await client.call_tool(RUN_QUERY, {"code": "x = 1\ny = (\n"})
+    assert result.is_error
+    assert "not valid Python" in text(result) and "program.py:2" in text(result)
+    assert fake.requests == []
+
+
+async def test_programs_see_whole_response_data_only_their_value_is_trimmed(package: Path) -> None:
+    pets = [{"id": i, "name": "n" * 5000, "status": "available"} for i in range(150)]
+    async with code_client(package) as (client, fake):
+        fake.reply(json_body=pets)
+        program = "pets = await listPets()\n[len(pets), len(pets[0]['name'])]"
+        result = await client.call_tool(RUN_QUERY, {"code": program})
+    assert value(result) == [150, 5000]
