@@ -13,13 +13,15 @@ from tests.e2e.conftest import Upstream, http_bridge, upstream  # noqa: F401 (th
 
 pytestmark = pytest.mark.anyio
 
+PROGRAM = "import asyncio\npets = await asyncio.gather(getPet(petId=1), getPet(petId=2))\n[p['id'] for p in pets]"
+
 
 async def test_a_program_runs_over_http_and_the_server_stops_cleanly(upstream: Upstream, tmp_path: Path) -> None:  # noqa: F811
     store = upstream.store
     async with http_bridge(upstream, tmp_path, "--mode", "code") as bridge:
         with anyio.fail_after(30):
             async with Client(bridge.url) as client:
-                program = "import asyncio\npets = await asyncio.gather(getPet(petId=1), getPet(petId=2))\n[p['id'] for p in pets]"
+                program = PROGRAM
                 result = await client.call_tool("run_query", {"code": program})
         assert result.structured_content == {"result": [1, 2]}, result
         stderr = bridge.stderr()
