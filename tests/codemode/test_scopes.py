@@ -110,3 +110,35 @@ async def test_run_query_refuses_a_write_again_at_run_time(tmp_path: Path) -> No
             await sandbox.aclose()
     assert "NameError" in str(refused.value) and "deleteNotes" in str(refused.value)
     assert fake.requests == []
+
+
+async def test_the_callers_identity_reaches_every_call_of_a_program(
+    tmp_path: Path, reader: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    import dataclasses
+    import logging
+
+    from bridge.codemode import CodeMode
+    from bridge.http_tools import HttpRuntime
+    from bridge.sandbox import Sandbox
+    from bridge.serve import build_registry
+    from bridge.stubsource import stub_source
+    from bridge.tools import ToolContext
+
+    built = catalogue(tmp_path)
+    fake = FakeUpstream()
+    fake.reply(json_body={"notes": ["a"]})
+    plain = HttpRuntime.create(built, base_url="http://upstream.test", environ=TOKEN_ENV, transport=fake.transport())
+    async with plain:
+        runtime = dataclasses.replace(plain, identities=True)
+        sandbox = Sandbox()
+        mode = CodeMode(built, build_registry(built, runtime, None), runtime, stub_source(None, built.tools), sandbox)
+        try:
+            with caplog.at_level(logging.INFO, logger="bridge.audit"):
+                await mode.run(
+                    "await listNotes()\nawait listNotes()", ToolContext(tool_name="run_query"), read_only=True
+                )
+        finally:
+            await sandbox.aclose()
+    lines = [r.getMessage() for r in caplog.records if r.name == "bridge.audit"]
+    assert len(lines) == 2 and all("subject=alice client=c tool=run_query" in line for line in lines)
