@@ -201,7 +201,8 @@ class CodeMode:
         if len(code) > MAX_CODE_CHARS:
             raise ProgramError(f"The program is longer than {MAX_CODE_CHARS:,} characters.")
         allowed = self.allowed(read_only=read_only)
-        used = [n for n in dict.fromkeys(_NAME.findall(code)) if n in allowed]
+        named = list(dict.fromkeys(_NAME.findall(code)))
+        used = [n for n in named if n in allowed]
         index = await self.stubs.index_for(used)
         stubs = index.subset(used)
         limits = self.sandbox.limits
@@ -210,7 +211,16 @@ class CodeMode:
         context = CallContext.from_tool(ctx, identity=identity)
         context.deadline = anyio.current_time() + limits.wall_seconds
         functions = {name: self._host_function(allowed[name], context, calls) for name in used}
-        value, printed = await self.sandbox.run(code, stubs=stubs, prelude=PRELUDE, functions=functions, calls=calls)
+        try:
+            value, printed = await self.sandbox.run(
+                code, stubs=stubs, prelude=PRELUDE, functions=functions, calls=calls
+            )
+        except ProgramError as exc:
+            writes = [n for n in named if n in self._operations and n not in allowed]
+            if read_only and writes and any(not self._operations[n].read_only for n in writes):
+                hint = f"\n{', '.join(writes[:5])}: not read-only, so not callable from {RUN_QUERY}; use {RUN_CODE}."
+                raise ProgramError(str(exc) + hint) from None
+            raise
         if calls.over_limit:
             raise ProgramError(
                 f"The program tried to make more than {calls.limit} API calls (the limit per program); "
