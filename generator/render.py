@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from concurrent.futures import Executor
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -110,15 +111,15 @@ def render_package(
             "tools": manifest_tools(api),
         }
     )
-    # api.pyi (code mode's typed stubs) is another datamodel-code-generator run: on a big API it
-    # runs in its own process beside the two of the models.
+    # api.pyi (code mode's typed stubs) is another datamodel-code-generator run: on a big API the
+    # three runs share two processes, the longest (api.pyi's) submitted first.
     entries = list(catalogue.tools)
     if models and len(entries) >= PARALLEL_MODELS_TOOLS:
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(max_workers=1) as pool:
+        with ProcessPoolExecutor(max_workers=2) as pool:
             future = pool.submit(stubs_with_warnings, entries)
-            _add_models(package, catalogue)
+            _add_models(package, catalogue, pool)
             stubs, notes = future.result()
     else:
         if models:
@@ -130,14 +131,14 @@ def render_package(
     return package
 
 
-def _add_models(package: PackageFiles, catalogue: Catalogue) -> None:
+def _add_models(package: PackageFiles, catalogue: Catalogue, pool: Executor | None = None) -> None:
     wire_tools: list[dict[str, Any]] = []
     for tool in catalogue.tools:
         wire: dict[str, Any] = {"name": tool.name, "inputSchema": tool.input_schema}
         if tool.output_schema is not None:
             wire["outputSchema"] = tool.output_schema
         wire_tools.append(wire)
-    for path, source in render_model_modules(wire_tools).items():
+    for path, source in render_model_modules(wire_tools, pool).items():
         package.files[path] = source.encode("utf-8")
 
 
