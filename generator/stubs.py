@@ -16,8 +16,8 @@ operation's arguments and result ``dict[str, Any]`` / ``Any``, with a warning.
 from __future__ import annotations
 
 import ast
-import json
 import logging
+import math
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -202,10 +202,12 @@ def _required(annotation: ast.expr) -> tuple[str, bool]:
 
 
 def _default(schema: Any) -> str:
+    """A schema default as a Python literal (``repr``: spec text stays a string), else ``...``."""
     value = schema.get("default") if isinstance(schema, dict) else None
-    if isinstance(value, bool | int | float | str) and not (isinstance(value, str) and len(value) > 80):
-        text = json.dumps(value) if not isinstance(value, bool) else repr(value)
-        return text if isinstance(value, str | bool) or ast.literal_eval(text) == value else "..."
+    if isinstance(value, float) and not math.isfinite(value):
+        return "..."  # YAML's .inf and .nan have no literal
+    if isinstance(value, bool | int | float) or (isinstance(value, str) and len(value) <= 80):
+        return repr(value)
     return "..."
 
 

@@ -40,6 +40,21 @@ def entry(name: str = "op", *, description: str = "d", properties: dict[str, Any
     )
 
 
+DEFAULTS = st.one_of(
+    SPEC_TEXT, st.integers(), st.floats(), st.booleans(), st.none(), st.lists(st.integers(), max_size=2)
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(DEFAULTS)
+def test_any_default_is_a_literal_or_an_ellipsis(default: Any) -> None:
+    from generator.stubs import _default
+
+    text = _default({"default": default})
+    if text != "...":
+        assert ast.literal_eval(text) == default or default != default  # NaN is never equal
+
+
 @given(SPEC_TEXT)
 def test_docstring_evaluates_back_to_the_text_and_nothing_else(text: str) -> None:
     literal = docstring(text, "    ")
