@@ -64,7 +64,7 @@ async def listPets(*, status: Literal['available', 'pending', 'sold'] = ..., tag
 
     GET /pets (read-only)"""
 
-async def createPet(*, name: str, tag: str | None = ..., status: Literal['available', 'pending', 'sold'] = "available") -> CreatePetOutput:
+async def createPet(*, name: str, tag: str | None = ..., status: Literal['available', 'pending', 'sold'] = 'available') -> CreatePetOutput:
     """Add a pet
 
     Adds a pet to the store and returns it with its new id.
