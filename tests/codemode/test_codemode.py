@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -213,3 +214,21 @@ async def test_programs_see_whole_response_data_only_their_value_is_trimmed(pack
         program = "pets = await listPets()\n[len(pets), len(pets[0]['name'])]"
         result = await client.call_tool(RUN_QUERY, {"code": program})
     assert value(result) == [150, 5000]
+
+
+async def test_programs_run_side_by_side_and_print_output_comes_back(package: Path) -> None:
+    import anyio
+
+    results: dict[int, Any] = {}
+    async with code_client(package) as (client, fake):
+        fake.reply(json_body=PET)
+
+        async def run(i: int) -> None:
+            program = f"print('run', {i})\np = await getPet(petId={i})\n[{i}, p['name']]"
+            results[i] = (await client.call_tool(RUN_QUERY, {"code": program})).structured_content
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                for i in range(1, 5):
+                    group.start_soon(run, i)
+    assert results == {i: {"result": [i, "Rex"], "printed": f"run {i}\n"} for i in range(1, 5)}
