@@ -36,7 +36,7 @@ from bridge.errors import ToolError
 from bridge.http_tools import HttpRuntime
 from bridge.results import _redact_json
 from bridge.sandbox import HostCalls, ProgramError, Sandbox
-from bridge.scopes import allows, caller_scopes
+from bridge.scopes import allows, caller_scopes, missing
 from bridge.stubs import PRELUDE, argument_map, function_names
 from bridge.stubsource import StubSource
 from bridge.tools import Tool, ToolContext, ToolRegistry
@@ -216,10 +216,9 @@ class CodeMode:
                 code, stubs=stubs, prelude=PRELUDE, functions=functions, calls=calls
             )
         except ProgramError as exc:
-            writes = [n for n in named if n in self._operations and n not in allowed]
-            if read_only and writes and any(not self._operations[n].read_only for n in writes):
-                hint = f"\n{', '.join(writes[:5])}: not read-only, so not callable from {RUN_QUERY}; use {RUN_CODE}."
-                raise ProgramError(str(exc) + hint) from None
+            hints = self._refusal_hints([n for n in named if n in self._operations and n not in allowed], read_only)
+            if hints:
+                raise ProgramError(str(exc) + "\n" + "\n".join(hints)) from None
             raise
         if calls.over_limit:
             raise ProgramError(
@@ -227,6 +226,19 @@ class CodeMode:
                 "its result is withheld. Fetch less per program, or use a listing operation's paging."
             )
         return self._result(value, printed)
+
+    def _refusal_hints(self, refused: Sequence[str], read_only: bool) -> list[str]:
+        """Why functions a program names are not its to call: a write in run_query, or scopes."""
+        granted = caller_scopes()
+        hints = []
+        for name in refused[:5]:
+            op = self._operations[name]
+            if read_only and not op.read_only:
+                hints.append(f"{name}: not read-only, so not callable from {RUN_QUERY}; use {RUN_CODE}.")
+            elif not allows(op.tool.scopes, granted):
+                needed = " ".join(missing(op.tool.scopes, granted or ()))
+                hints.append(f"{name}: needs the scope(s) {needed}; ask the user to grant them.")
+        return hints
 
     def _host_function(self, op: _Operation, context: CallContext, calls: HostCalls) -> Callable[..., Awaitable[Any]]:
         names, call, redact = op.names, op.call, self.runtime.credentials.redact

@@ -67,7 +67,7 @@ async def test_operations_beyond_the_callers_scopes_are_neither_stubs_nor_functi
         found = (await client.call_tool(SEARCH, {"query": "notes"})).structured_content
         assert found is not None and [op["name"] for op in found["operations"]] == ["listNotes"]
         refused = await client.call_tool(RUN_CODE, {"code": "await deleteNotes()"})
-        assert refused.is_error and "deleteNotes" in text(refused)
+        assert refused.is_error and "deleteNotes" in text(refused) and "notes:admin" in text(refused)
         allowed = await client.call_tool(RUN_CODE, {"code": "await listNotes()"})
     assert value(allowed) == {"notes": ["a"]}
     assert [r.method for r in fake.requests] == ["GET"]
