@@ -162,3 +162,34 @@ def test_a_subset_holds_only_what_the_functions_use() -> None:
     functions = [n.name for n in tree.body if isinstance(n, ast.AsyncFunctionDef)]
     assert functions == ["one"]
     assert "TwoInput" not in subset and "class OneOutput" in subset and "ApiError" in subset
+
+
+def _golden_indexes() -> list[StubIndex]:
+    from tests.golden import GENERATED_DIR
+
+    return [StubIndex.parse(p.read_text(encoding="utf-8")) for p in sorted(GENERATED_DIR.glob("*/api.pyi"))]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_a_subset_is_closed_every_name_it_uses_is_defined_in_it(data: st.DataObject) -> None:
+    index = data.draw(st.sampled_from(_golden_indexes()))
+    functions = [n for n, d in index.definitions.items() if d.source.startswith("async def ")]
+    chosen = data.draw(st.lists(st.sampled_from(functions), unique=True, max_size=4))
+    subset = ast.parse(index.subset(chosen))
+    defined = {t for node in subset.body for t in _targets(node)}
+    used = {n.id for n in ast.walk(subset) if isinstance(n, ast.Name)}
+    assert (used & set(index.definitions)) <= defined
+    assert {n.name for n in subset.body if isinstance(n, ast.AsyncFunctionDef)} == set(chosen)
+
+
+def _targets(node: ast.stmt) -> list[str]:
+    if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    if isinstance(node, ast.ImportFrom):
+        return [a.asname or a.name for a in node.names]
+    return []
