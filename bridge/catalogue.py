@@ -216,7 +216,7 @@ class ToolEntry:
         return f"{self.binding.method} {self.binding.path}"
 
 
-ServeMode = Literal["tools", "discovery"]
+ServeMode = Literal["tools", "discovery", "code"]
 
 
 class Catalogue(BaseModel):
@@ -231,7 +231,7 @@ class Catalogue(BaseModel):
     security_schemes: dict[str, SecurityScheme] = Field(default_factory=dict)
     tools: tuple[ToolEntry, ...] = ()
     # How `serve` presents the tools unless told otherwise: one MCP tool per operation, or the
-    # three discovery tools (bridge/discovery.py).
+    # three discovery tools (bridge/discovery.py), or code mode (bridge/codemode.py).
     mode: ServeMode = "tools"
     # Descriptions of arguments that mean the same in many tools, said once (in the server's
     # instructions) instead of in every tool: argument name -> description.

@@ -82,10 +82,11 @@ def _read_config(path: Path | None) -> dict[str, Any]:
 )
 @click.option(
     "--mode",
-    type=click.Choice(["tools", "discovery"]),
+    type=click.Choice(["tools", "discovery", "code"]),
     default="tools",
     show_default=True,
-    help="How `serve` presents the API by default: one tool per operation, or three discovery tools.",
+    help="How `serve` presents the API by default: one tool per operation, three discovery tools, or code "
+    "mode (programs against the typed functions of api.pyi).",
 )
 @click.option("--no-output-schemas", is_flag=True, help="Give no tool an output schema (nor a `fields` argument).")
 @click.option("--no-compact", is_flag=True, help="Keep schemas and descriptions as converted (no compaction).")
@@ -158,7 +159,7 @@ def generate(
         overrides=dict(config.get("operations") or {}),
         bindings=dict(config.get("bind") or {}),
         models=not no_models,
-        mode="discovery" if mode == "discovery" else "tools",
+        mode="discovery" if mode == "discovery" else ("code" if mode == "code" else "tools"),
         output_schemas=not no_output_schemas,
         compact=not no_compact,
         tool_description_limit=tool_description_limit,

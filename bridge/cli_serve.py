@@ -11,6 +11,7 @@ import click
 
 from bridge.cli import err as _err
 from bridge.limits import DEFAULT_CALLS_PER_USER
+from bridge.sandbox import DEFAULT_MAX_CALLS, DEFAULT_MEMORY_BYTES, DEFAULT_WALL_SECONDS, SandboxLimits
 from bridge.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS
 from bridge.trim import DEFAULT_MAX_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_STRING
 
@@ -40,9 +41,31 @@ from bridge.trim import DEFAULT_MAX_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_STRING
 @click.option("--validate-responses", is_flag=True, help="Check upstream responses against the spec; log mismatches.")
 @click.option(
     "--mode",
-    type=click.Choice(["tools", "discovery"]),
+    type=click.Choice(["tools", "discovery", "code"]),
     default=None,
-    help="One tool per operation, or three discovery tools (search, describe, call) [default: the package's].",
+    help="One tool per operation, three discovery tools (search, describe, call), or code mode (search, "
+    "run_query, run_code: sandboxed Python programs) [default: the package's].",
+)
+@click.option(
+    "--program-timeout",
+    type=click.FloatRange(0.1),
+    default=DEFAULT_WALL_SECONDS,
+    show_default=True,
+    help="Code mode: wall-clock seconds one program may run (API calls included).",
+)
+@click.option(
+    "--program-memory",
+    type=click.IntRange(1),
+    default=DEFAULT_MEMORY_BYTES // (1024 * 1024),
+    show_default=True,
+    help="Code mode: heap one program may use, MiB.",
+)
+@click.option(
+    "--program-max-calls",
+    type=click.IntRange(1),
+    default=DEFAULT_MAX_CALLS,
+    show_default=True,
+    help="Code mode: API calls one program may make.",
 )
 @click.option(
     "--max-result-bytes",
@@ -168,6 +191,9 @@ def serve(
     timeout: float | None,
     validate_responses: bool,
     mode: str | None,
+    program_timeout: float,
+    program_memory: int,
+    program_max_calls: int,
     max_result_bytes: int,
     max_result_items: int,
     max_result_string: int,
@@ -242,7 +268,10 @@ def serve(
         server_variables=variables,
         timeout=timeout,
         validate_responses=validate_responses,
-        mode="discovery" if mode == "discovery" else ("tools" if mode == "tools" else None),
+        mode="discovery" if mode == "discovery" else ("tools" if mode == "tools" else ("code" if mode else None)),
+        sandbox=SandboxLimits(
+            wall_seconds=program_timeout, memory_bytes=program_memory * 1024 * 1024, max_calls=program_max_calls
+        ),
         trim=None
         if no_trim
         else TrimSettings(max_bytes=max_result_bytes, max_items=max_result_items, max_string=max_result_string),

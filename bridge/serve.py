@@ -6,9 +6,11 @@ import dataclasses
 import logging
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -16,6 +18,7 @@ from mcp.server.lowlevel import Server
 
 from bridge.catalogue import Catalogue, ServeMode
 from bridge.client_auth import ClientAuth, ClientTokenVerifier, ExchangeOptions
+from bridge.codemode import CodeMode, code_instructions, code_registry
 from bridge.contract import ResponseContract
 from bridge.credentials import scrub
 from bridge.discovery import CALL as DISCOVERY_CALL
@@ -24,10 +27,12 @@ from bridge.errors import BridgeError
 from bridge.http_tools import HttpRuntime, HttpSettings, tools_from_catalogue
 from bridge.limits import DEFAULT_CALLS_PER_USER, CallerLimits
 from bridge.package import apply_hooks, load_catalogue
+from bridge.sandbox import Sandbox, SandboxLimits
 from bridge.scopes import call_requirement as scopes_call_requirement
 from bridge.server import build_server
 from bridge.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS
 from bridge.startup import base_url_source, startup_lines
+from bridge.stubsource import stub_source
 from bridge.token_exchange import ExchangeSettings, TokenExchanger
 from bridge.tools import ToolRegistry
 from bridge.transports import ASGIApp, http_app, run_http, run_stdio
@@ -66,6 +71,7 @@ class ServeOptions:
     max_queue_wait: float | None = None
     max_calls_per_second: float | None = None
     max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES  # one call's arguments (0: no cap)
+    sandbox: SandboxLimits = field(default_factory=SandboxLimits)  # code mode: per-program limits
 
 
 def load_target(target: str) -> tuple[Catalogue, Path | None]:
@@ -179,13 +185,15 @@ def build_registry(catalogue: Catalogue, runtime: HttpRuntime, package_dir: Path
     return registry
 
 
-def server_instructions(catalogue: Catalogue, mode: ServeMode, tool_count: int) -> str:
+def server_instructions(catalogue: Catalogue, mode: ServeMode, tool_count: int, *, code: CodeMode | None = None) -> str:
     """What the model is told once: the API, how results are trimmed, shared argument meanings."""
     lines = [f"Tools for the {catalogue.title} API (version {catalogue.api_version})."]
     if mode == "discovery":
         lines.append(discovery_instructions(catalogue, tool_count))
+    if code is not None:
+        lines.append(code_instructions(code))
     lines.append(TRIM_INSTRUCTIONS)
-    if any(entry.binding.fields_arg for entry in catalogue.tools):
+    if code is None and any(entry.binding.fields_arg for entry in catalogue.tools):
         lines.append(FIELDS_INSTRUCTIONS)
     if catalogue.shared_arguments:
         lines.append("Arguments that mean the same in every tool that takes them:")
@@ -200,8 +208,14 @@ def build_bridge_server(
     mode: ServeMode | None = None,
     redact: Callable[[str], str] | None = None,
     max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
+    runtime: HttpRuntime | None = None,
+    package_dir: Path | None = None,
+    sandbox: SandboxLimits | None = None,
 ) -> Server:
-    """The MCP server for ``registry``: its tools, or (discovery mode) the three discovery tools.
+    """The MCP server for ``registry``: its tools, the three discovery tools, or code mode's.
+
+    Code mode needs the ``runtime`` its programs call through, and takes its stubs from
+    ``package_dir``'s api.pyi when there is one; its sandbox's workers stop with the server.
 
     ``redact`` (the runtime's ``Credentials.redact``) scrubs tool error messages, hand-written
     tools' included; without it only the structural credential spellings are scrubbed.
@@ -210,15 +224,48 @@ def build_bridge_server(
     from bridge.version import bridge_version
 
     mode = mode or catalogue.mode
-    served = discovery_registry(registry, catalogue) if mode == "discovery" else registry
-    return build_server(
+    code: CodeMode | None = None
+    if mode == "code":
+        if runtime is None:
+            raise BridgeError("code mode needs the HTTP runtime its programs call through")
+        code = CodeMode(
+            catalogue, registry, runtime, stub_source(package_dir, catalogue.tools), Sandbox(sandbox or SandboxLimits())
+        )
+        served = code_registry(code)
+    else:
+        served = discovery_registry(registry, catalogue) if mode == "discovery" else registry
+    server = build_server(
         served,
         name=catalogue.name,
         version=bridge_version(),
-        instructions=server_instructions(catalogue, mode, len(registry)),
+        instructions=server_instructions(catalogue, mode, len(registry), code=code),
         redact=redact or scrub,
         max_argument_bytes=max_argument_bytes,
     )
+    if code is not None:
+        server.lifespan = SandboxLifespan(code.sandbox)
+    return server
+
+
+class SandboxLifespan:
+    """A server lifespan that stops the sandbox's workers when the last connection ends."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        self._open = 0
+
+    def __call__(self, server: Server) -> AbstractAsyncContextManager[dict[str, Any]]:
+        return self._lifespan()
+
+    @asynccontextmanager
+    async def _lifespan(self) -> AsyncIterator[dict[str, Any]]:
+        self._open += 1
+        try:
+            yield {}
+        finally:
+            self._open -= 1
+            if self._open == 0:
+                await self.sandbox.aclose()
 
 
 def report_startup(
@@ -274,6 +321,9 @@ def serve_target(target: str, options: ServeOptions) -> int:
                 mode=options.mode,
                 redact=runtime.credentials.redact,
                 max_argument_bytes=options.max_argument_bytes,
+                runtime=runtime,
+                package_dir=package_dir,
+                sandbox=options.sandbox,
             )
     except BridgeError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -22,7 +22,7 @@ DEFAULT_SHARED_ARGUMENT_TOOLS = 20
 # suggests discovery mode.
 DISCOVERY_HINT_TOKENS = 30_000
 
-Mode = Literal["tools", "discovery"]
+Mode = Literal["tools", "discovery", "code"]
 
 
 @dataclass(frozen=True, slots=True)

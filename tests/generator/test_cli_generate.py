@@ -46,6 +46,7 @@ def test_generate_writes_a_package_and_exits_zero(tmp_path: Path) -> None:
     assert sorted(p.name for p in out.iterdir()) == [
         "README.md",
         "__init__.py",
+        "api.pyi",
         "catalogue.json",
         "hooks.py",
         "manifest.json",

@@ -1,0 +1,362 @@
+"""Code mode: the model writes a short Python program against typed functions of the API.
+
+Three tools: ``search_operations`` finds operations and shows them as Python signatures (or, on
+request, their full stubs with the ``TypedDict``s they use); ``run_query`` runs a program that may
+call only read-only operations; ``run_code`` one that may call every operation served (absent
+when every operation is read-only). A program is type-checked against the stubs of exactly the
+functions it names before it runs (a type error costs no API call), then runs in the sandbox
+(bridge/sandbox.py) where each operation is an async host function.
+
+Every API call of a program goes through the call core (``OperationCall.__call__`` with
+validation): the caller's identity, per-user tokens, limits and the audit line apply as to a
+tool call, and an operation the caller's scopes do not allow is neither in the program's stubs
+nor among its functions. A failed call raises ``ApiError`` (an ``OSError``) in the program,
+its message that of the tool error, starting ``HTTP <status>:`` for an HTTP error status, so
+programs can catch a 404. The program sees whole (redacted) response data; its final value is
+trimmed with the normal result budget and returned as structured content and JSON text.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import mcp_types
+
+from bridge.calls import ApiError, CallContext, OperationCall, current_identity
+from bridge.catalogue import Catalogue, ToolEntry
+from bridge.discovery import Discovery, _hints, _summary
+from bridge.errors import ToolError
+from bridge.http_tools import HttpRuntime
+from bridge.results import redact_json
+from bridge.sandbox import HostCalls, ProgramError, Sandbox
+from bridge.scopes import allows, caller_scopes, missing
+from bridge.stubs import PRELUDE, argument_map, function_names
+from bridge.stubsource import StubSource
+from bridge.tools import Tool, ToolContext, ToolRegistry
+from bridge.trim import TrimSettings, trim_result
+
+__all__ = ["RUN_CODE", "RUN_QUERY", "SEARCH", "CodeMode", "code_instructions", "code_registry"]
+
+logger = logging.getLogger(__name__)
+
+SEARCH = "search_operations"
+RUN_QUERY = "run_query"
+RUN_CODE = "run_code"
+MAX_CODE_CHARS = 100_000
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 50
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NO_LIMITS = TrimSettings(max_bytes=None, max_items=None, max_string=None, drop_empty=False)
+
+_SEARCH_HINTS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+_QUERY_HINTS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": True}
+
+
+@dataclass(frozen=True, slots=True)
+class _Operation:
+    function: str  # its Python name in programs and stubs
+    entry: ToolEntry
+    tool: Tool
+    call: OperationCall
+    names: Mapping[str, str]  # Python name -> argument name
+
+    @property
+    def read_only(self) -> bool:
+        return bool(_hints(self.tool.annotations)["readOnlyHint"])
+
+
+def _jsonable(value: Any, depth: int = 0) -> Any:
+    """A program's value as JSON data: tuples and sets become lists, other objects their repr."""
+    if depth > 200:
+        return "..."
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v, depth + 1) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted((_jsonable(v, depth + 1) for v in value), key=repr)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return repr(value)
+
+
+def _rank(discovery: Discovery, query: str, limit: int) -> tuple[list[str], int]:
+    """Operation names best matching ``query``: discovery's BM25 ranking (bridge/search.py), with
+    its scope filter, so both modes find the same operations."""
+    found = discovery.search(query, limit=limit)
+    return [item["name"] for item in found["operations"]], int(found["matched"])
+
+
+class CodeMode:
+    """The operations of one API as functions for programs, and the three tools' behaviour."""
+
+    def __init__(
+        self,
+        catalogue: Catalogue,
+        registry: ToolRegistry,
+        runtime: HttpRuntime,
+        stubs: StubSource,
+        sandbox: Sandbox,
+    ) -> None:
+        self.catalogue = catalogue
+        self.runtime = runtime
+        self.stubs = stubs
+        self.sandbox = sandbox
+        # Named over the whole catalogue, as api.pyi names them.
+        functions = {tool: py for py, tool in function_names(e.name for e in catalogue.tools).items()}
+        self._operations: dict[str, _Operation] = {}
+        self._by_tool: dict[str, str] = {}
+        for entry in catalogue.tools:
+            tool = registry.get(entry.name)
+            if tool is None:
+                continue  # removed by the package's hooks
+            skip = [entry.binding.fields_arg] if entry.binding.fields_arg else []
+            function = functions[entry.name]
+            self._operations[function] = _Operation(
+                function, entry, tool, OperationCall(entry, runtime), argument_map(entry.input_schema, skip)
+            )
+            self._by_tool[entry.name] = function
+        served = ToolRegistry([op.tool for op in self._operations.values()])
+        tags = {e.name: e.tags for e in catalogue.tools if e.tags}
+        self.discovery = Discovery(served, tags=tags, shared_arguments=catalogue.shared_arguments)
+
+    def __len__(self) -> int:
+        return len(self._operations)
+
+    @property
+    def has_writes(self) -> bool:
+        return any(not op.read_only for op in self._operations.values())
+
+    def run_code_annotations(self) -> dict[str, bool]:
+        hints = [_hints(op.tool.annotations) for op in self._operations.values()]
+        return {
+            "readOnlyHint": False,
+            "destructiveHint": any(h["destructiveHint"] and not h["readOnlyHint"] for h in hints),
+            "idempotentHint": False,
+            "openWorldHint": True,
+        }
+
+    def allowed(self, *, read_only: bool) -> dict[str, _Operation]:
+        """The operations a program of this caller may call (its scopes; run_query: reads only)."""
+        granted = caller_scopes()
+        return {
+            name: op
+            for name, op in self._operations.items()
+            if (op.read_only or not read_only) and allows(op.tool.scopes, granted)
+        }
+
+    # ------------------------------------------------------------------------------- search
+
+    async def search(self, query: str, *, limit: int, detail: bool, name: str | None) -> dict[str, Any]:
+        visible = self.allowed(read_only=False)
+        if name is not None:
+            op = visible.get(name) or visible.get(self._by_tool.get(name, ""))
+            if op is None:
+                close = [f for f in self._ranked(name.replace("_", " "), 5)[0] if f in visible]
+                hint = f" Did you mean: {', '.join(close)}?" if close else ""
+                raise ToolError(f'Unknown operation "{name[:200]}".{hint}')
+            return {**(await self._describe([op], stub=True))[0]}
+        names, matched = self._ranked(query, limit)
+        ops = [visible[n] for n in names if n in visible][:limit]
+        return {"operations": await self._describe(ops, stub=detail), "matched": matched}
+
+    def _ranked(self, query: str, limit: int) -> tuple[list[str], int]:
+        tools, matched = _rank(self.discovery, query, limit)
+        return [self._by_tool[t] for t in tools if t in self._by_tool], matched
+
+    async def _describe(self, ops: Sequence[_Operation], *, stub: bool) -> list[dict[str, Any]]:
+        index = await self.stubs.index_for([op.function for op in ops])
+        out = []
+        for op in ops:
+            item: dict[str, Any] = {
+                "name": op.function,
+                "signature": index.signature(op.function) or f"async def {op.function}(**arguments: Any) -> Any",
+                "summary": _summary(op.tool),
+                "operation": op.entry.operation,
+                "annotations": _hints(op.tool.annotations),
+            }
+            if stub:
+                item["stub"] = index.subset([op.function])
+            out.append(item)
+        return out
+
+    # ---------------------------------------------------------------------------------- run
+
+    async def run(self, code: str, ctx: ToolContext, *, read_only: bool) -> mcp_types.CallToolResult:
+        if len(code) > MAX_CODE_CHARS:
+            raise ProgramError(f"The program is longer than {MAX_CODE_CHARS:,} characters.")
+        allowed = self.allowed(read_only=read_only)
+        named = list(dict.fromkeys(_NAME.findall(code)))
+        used = [n for n in named if n in allowed]
+        index = await self.stubs.index_for(used)
+        stubs = index.subset(used)
+        limits = self.sandbox.limits
+        calls = HostCalls(limits.max_calls)
+        identity = current_identity() if self.runtime.identities else None
+        context = CallContext.from_tool(ctx, identity=identity)
+        context.deadline = anyio.current_time() + limits.wall_seconds
+        functions = {name: self._host_function(allowed[name], context, calls) for name in used}
+        try:
+            value, printed = await self.sandbox.run(
+                code, stubs=stubs, prelude=PRELUDE, functions=functions, calls=calls
+            )
+        except ProgramError as exc:
+            hints = self._refusal_hints([n for n in named if n in self._operations and n not in allowed], read_only)
+            if hints:
+                raise ProgramError(str(exc) + "\n" + "\n".join(hints)) from None
+            raise
+        if calls.over_limit:
+            raise ProgramError(
+                f"The program tried to make more than {calls.limit} API calls (the limit per program); "
+                "its result is withheld. Fetch less per program, or use a listing operation's paging."
+            )
+        return self._result(value, printed)
+
+    def _refusal_hints(self, refused: Sequence[str], read_only: bool) -> list[str]:
+        """Why functions a program names are not its to call: a write in run_query, or scopes."""
+        granted = caller_scopes()
+        hints = []
+        for name in refused[:5]:
+            op = self._operations[name]
+            if read_only and not op.read_only:
+                hints.append(f"{name}: not read-only, so not callable from {RUN_QUERY}; use {RUN_CODE}.")
+            elif not allows(op.tool.scopes, granted):
+                needed = " ".join(missing(op.tool.scopes, granted or ()))
+                hints.append(f"{name}: needs the scope(s) {needed}; ask the user to grant them.")
+        return hints
+
+    def _host_function(self, op: _Operation, context: CallContext, calls: HostCalls) -> Callable[..., Awaitable[Any]]:
+        names, call, redact = op.names, op.call, self.runtime.credentials.redact
+
+        async def function(*args: Any, **kwargs: Any) -> Any:
+            if args:
+                raise OSError(f"{op.function}() takes keyword arguments only.")
+            if not calls.admit():
+                raise OSError(f"API call limit reached: a program may make at most {calls.limit} calls.")
+            arguments = {names.get(key, key): value for key, value in kwargs.items()}
+            try:
+                response = await calls.track(call(arguments, context))
+            except ApiError as exc:
+                raise OSError(f"HTTP {exc.status}: {exc}") from None
+            except ToolError as exc:
+                raise OSError(redact(str(exc))) from None
+            except Exception:
+                # A bridge bug: its message may quote internals, so the program gets a fixed text.
+                logger.exception("%s: a program's call to %s failed unexpectedly", context.surface, op.function)
+                raise OSError(f"{op.function}: the call failed unexpectedly (see the server's log).") from None
+            return response.data
+
+        return function
+
+    def _result(self, value: Any, printed: str) -> mcp_types.CallToolResult:
+        data = redact_json(_jsonable(value), self.runtime.credentials.redact)
+        payload: dict[str, Any] = {"result": data}
+        if printed:
+            payload["printed"] = self.runtime.credentials.redact(printed)
+        trimmed = trim_result(payload, self.runtime.trim or _NO_LIMITS, wrapped=True)
+        text = json.dumps(trimmed.value, ensure_ascii=False, separators=(",", ":"))
+        return mcp_types.CallToolResult(
+            content=[mcp_types.TextContent(type="text", text=text)], structured_content=trimmed.value
+        )
+
+
+def code_registry(mode: CodeMode) -> ToolRegistry:
+    """The three code-mode tools (two when every operation is read-only)."""
+    api = f"the {mode.catalogue.title} API"
+
+    async def search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        name = args.get("name")
+        return await mode.search(
+            str(args.get("query", "")),
+            limit=int(args.get("limit", DEFAULT_LIMIT)),
+            detail=bool(args.get("detail", False)),
+            name=str(name) if name is not None else None,
+        )
+
+    async def run_query(args: dict[str, Any], ctx: ToolContext) -> mcp_types.CallToolResult:
+        return await mode.run(str(args["code"]), ctx, read_only=True)
+
+    async def run_code(args: dict[str, Any], ctx: ToolContext) -> mcp_types.CallToolResult:
+        return await mode.run(str(args["code"]), ctx, read_only=False)
+
+    program = (
+        "Python run in a sandbox (no imports of the host, files or network). API functions are async and "
+        "take keyword arguments: `pets = await list_pets(limit=5)`; `asyncio.gather` runs calls together. "
+        "A failed call raises ApiError (api_status(error) gives its HTTP status). The last expression is "
+        "the result. The program is type-checked against the functions' stubs first."
+    )
+    code_schema = {
+        "type": "object",
+        "properties": {"code": {"type": "string", "description": "The program.", "maxLength": MAX_CODE_CHARS}},
+        "required": ["code"],
+        "additionalProperties": False,
+    }
+    tools = [
+        Tool(
+            name=SEARCH,
+            internal=True,
+            run=search,
+            title="Search operations",
+            description=(
+                f"Find functions of {api} ({len(mode)} operations) by words; returns Python signatures, "
+                "one-line summaries and annotations. `detail: true`, or `name`, adds the full stub "
+                "(docstring and the TypedDicts of its arguments and result)."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "Words to look for; empty lists operations."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT},
+                    "detail": {"type": "boolean", "default": False, "description": "Include full stubs."},
+                    "name": {"type": "string", "description": "One operation's name: its full stub."},
+                },
+                "additionalProperties": False,
+            },
+            annotations=dict(_SEARCH_HINTS),
+        ),
+        Tool(
+            name=RUN_QUERY,
+            internal=True,
+            run=run_query,
+            title="Run a read-only program",
+            description=f"Run a Python program that may call only the read-only functions of {api}. {program}",
+            input_schema=code_schema,
+            annotations=dict(_QUERY_HINTS),
+        ),
+    ]
+    if mode.has_writes:
+        tools.append(
+            Tool(
+                name=RUN_CODE,
+                internal=True,
+                run=run_code,
+                title="Run a program",
+                description=(
+                    f"Run a Python program that may call every function of {api}, including ones that "
+                    f"change or delete data (check annotations with {SEARCH}). {program}"
+                ),
+                input_schema=code_schema,
+                annotations=mode.run_code_annotations(),
+            )
+        )
+    return ToolRegistry(tools)
+
+
+def code_instructions(mode: CodeMode) -> str:
+    run = f"{RUN_QUERY} (read-only)" + (f" or {RUN_CODE}" if mode.has_writes else "")
+    return (
+        f"The {len(mode)} operations of the {mode.catalogue.title} API are async Python functions: find them "
+        f"with {SEARCH}, then write one short program that calls them and returns what is needed, and run it "
+        f"with {run}. Prefer one program doing several calls over several tool calls."
+    )

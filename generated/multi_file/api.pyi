@@ -1,0 +1,41 @@
+"""Typed stubs of the API for code mode (mcp-bridge serve --mode code); generated, do not edit."""
+
+from __future__ import annotations
+from typing import Any, NotRequired, TypeAlias
+from typing_extensions import TypedDict
+
+ApiError = OSError
+"""Raised by an API function: the call failed (an HTTP error status, bad arguments, a timeout)."""
+
+def api_status(error: BaseException) -> int | None:
+    """The HTTP status of an ApiError (None when the call failed without an HTTP answer)."""
+
+Model: TypeAlias = Any
+
+class GetOwnerInput(TypedDict, closed=True):
+    ownerId: int
+
+class GetOwnerOutput(TypedDict):
+    id: NotRequired[int]
+    name: NotRequired[str]
+    pets: NotRequired[list[dict[str, Any]]]
+
+class ListOwnersInput(TypedDict, closed=True):
+    page: NotRequired[int]
+
+class ListOwnersOutput2(TypedDict):
+    id: NotRequired[int]
+    name: NotRequired[str]
+    pets: NotRequired[list[dict[str, Any]]]
+
+ListOwnersOutput: TypeAlias = list[ListOwnersOutput2]
+
+async def getOwner(*, ownerId: int) -> GetOwnerOutput:
+    """Get an owner with their pets
+
+    GET /owners/{ownerId} (read-only)"""
+
+async def listOwners(*, page: int = 1) -> ListOwnersOutput:
+    """GET /owners
+
+    GET /owners (read-only)"""

@@ -1,0 +1,86 @@
+"""Typed stubs of the API for code mode (mcp-bridge serve --mode code); generated, do not edit."""
+
+from __future__ import annotations
+from typing import Any, Literal, NotRequired, TypeAlias
+from typing_extensions import TypedDict
+
+ApiError = OSError
+"""Raised by an API function: the call failed (an HTTP error status, bad arguments, a timeout)."""
+
+def api_status(error: BaseException) -> int | None:
+    """The HTTP status of an ApiError (None when the call failed without an HTTP answer)."""
+
+Model: TypeAlias = Any
+
+class Filter(TypedDict, closed=True):
+    color: NotRequired[str]
+    size: NotRequired[str]
+
+class Prefs(TypedDict, closed=True):
+    theme: NotRequired[str]
+
+class ListItemsInput(TypedDict, closed=True):
+    limit: NotRequired[int]
+    filter: NotRequired[Filter]
+    extra: NotRequired[dict[str, str]]
+    prefs: NotRequired[Prefs]
+
+class ListItemsOutputItem(TypedDict):
+    id: NotRequired[str]
+
+ListItemsOutput: TypeAlias = list[ListItemsOutputItem]
+
+class DeleteItemInput(TypedDict, closed=True):
+    id: str
+
+class GetWebLinksIdGetSharedLinkInput(TypedDict, closed=True):
+    id: str
+    fields: Literal['shared_link']
+
+class PutWebLinksIdAddSharedLinkInput(TypedDict, closed=True):
+    id: str
+
+class PutWebLinksIdRemoveSharedLinkInput(TypedDict, closed=True):
+    id: str
+
+class DescribeThingsInput(TypedDict, closed=True):
+    MaxResults: NotRequired[int]
+
+ChatPostMessageInput = TypedDict('ChatPostMessageInput', {'api-version': str, 'channel': str, 'token': str}, closed=True)
+
+async def listItems(*, limit: int = ..., filter: Filter = ..., extra: dict[str, str] = ..., prefs: Prefs = ...) -> ListItemsOutput:
+    """List items
+
+    GET /items (read-only)"""
+
+async def deleteItem(*, id: str) -> Any:
+    """Delete an item
+
+    DELETE /items/{id} (destructive, idempotent)"""
+
+async def get_web_links_id_get_shared_link(*, id: str, fields: Literal['shared_link']) -> Any:
+    """Shared link of a web link (the fragment tells it apart; it is never sent)
+
+    GET /web_links/{id}#get_shared_link (read-only)"""
+
+async def put_web_links_id_add_shared_link(*, id: str) -> Any:
+    """Add a shared link to a web link
+
+    PUT /web_links/{id}#add_shared_link (destructive, idempotent)"""
+
+async def put_web_links_id_remove_shared_link(*, id: str) -> Any:
+    """Remove the shared link of a web link
+
+    PUT /web_links/{id}#remove_shared_link (destructive, idempotent)"""
+
+async def DescribeThings(*, MaxResults: int = ...) -> Any:
+    """Literal query pairs in the path template are sent as query parameters
+
+    GET /?Action=DescribeThings&Version=2016-11-15 (read-only)"""
+
+async def chat_postMessage(*, api_version: str, channel: str, token: str) -> Any:
+    """A secret declared as a required parameter (bind `token` to an environment variable)
+
+    POST /chat.postMessage (writes)
+
+    `api_version` is the argument `api-version`."""

@@ -1,0 +1,134 @@
+"""Typed stubs of the API for code mode (mcp-bridge serve --mode code); generated, do not edit."""
+
+from __future__ import annotations
+from typing import Any, NotRequired, TypeAlias
+from typing_extensions import TypedDict
+
+ApiError = OSError
+"""Raised by an API function: the call failed (an HTTP error status, bad arguments, a timeout)."""
+
+def api_status(error: BaseException) -> int | None:
+    """The HTTP status of an ApiError (None when the call failed without an HTTP answer)."""
+
+Model: TypeAlias = Any
+
+class CreateConfigMapOutput(TypedDict):
+    apiVersion: NotRequired[str]
+    kind: NotRequired[str]
+    metadata: NotRequired[dict[str, Any]]
+    data: NotRequired[dict[str, Any]]
+
+class PatchConfigMapInput(TypedDict, closed=True):
+    namespace: str
+    name: str
+    body: dict[str, Any]
+
+class PatchConfigMapOutput(TypedDict):
+    apiVersion: NotRequired[str]
+    kind: NotRequired[str]
+    metadata: NotRequired[dict[str, Any]]
+    data: NotRequired[dict[str, Any]]
+
+class PutBlobInput(TypedDict, closed=True):
+    name: str
+    body: str
+
+class PutImageInput(TypedDict, closed=True):
+    name: str
+    body: str
+
+class SendTextInput(TypedDict, closed=True):
+    body: str
+
+class Geo(TypedDict):
+    lat: NotRequired[float]
+    lng: NotRequired[float]
+
+class Address(TypedDict):
+    city: NotRequired[str]
+    geo: NotRequired[Geo]
+
+class Dimensions(TypedDict):
+    width: NotRequired[int]
+    height: NotRequired[int]
+
+class CreateChargeInput(TypedDict, closed=True):
+    amount: int
+    email: NotRequired[str]
+    metadata: NotRequired[dict[str, str]]
+    address: NotRequired[Address]
+    expand: NotRequired[list[str]]
+    sizes: NotRequired[list[int]]
+    dimensions: NotRequired[Dimensions]
+    options: NotRequired[dict[str, Any]]
+
+class CreateChargeOutput(TypedDict):
+    id: NotRequired[str]
+
+class Profile(TypedDict):
+    name: NotRequired[str]
+
+class UploadTypedInput(TypedDict, closed=True):
+    file: str
+    profile: NotRequired[Profile]
+    report: NotRequired[str]
+
+class Metadata(TypedDict):
+    name: NotRequired[str]
+    labels: NotRequired[dict[str, str]]
+
+class CreateConfigMapInput(TypedDict, closed=True):
+    namespace: str
+    apiVersion: NotRequired[str]
+    kind: NotRequired[str]
+    metadata: Metadata
+    data: NotRequired[dict[str, str]]
+
+class BodyItem(TypedDict):
+    apiVersion: NotRequired[str]
+    kind: NotRequired[str]
+    metadata: Metadata
+    data: NotRequired[dict[str, str]]
+
+class CreateBatchInput(TypedDict, closed=True):
+    body: NotRequired[list[BodyItem]]
+
+async def createConfigMap(*, namespace: str, metadata: Metadata, apiVersion: str = ..., kind: str = ..., data: dict[str, str] = ...) -> CreateConfigMapOutput:
+    """Create a config map (a */* body with an object schema is JSON)
+
+    POST /namespaces/{namespace}/configmaps (writes)"""
+
+async def patchConfigMap(*, namespace: str, name: str, body: dict[str, Any]) -> PatchConfigMapOutput:
+    """Patch a config map (merge patch chosen among the patch media types)
+
+    PATCH /namespaces/{namespace}/configmaps/{name} (destructive)"""
+
+async def createBatch(*, body: list[BodyItem] = ...) -> Any:
+    """An array body under application/*
+
+    POST /batches (writes)"""
+
+async def putBlob(*, name: str, body: str) -> Any:
+    """A */* body without a schema is bytes
+
+    PUT /blobs/{name} (destructive, idempotent)"""
+
+async def putImage(*, name: str, body: str) -> Any:
+    """An image/* body is bytes whatever its schema says
+
+    PUT /images/{name} (destructive, idempotent)"""
+
+async def sendText(*, body: str) -> Any:
+    """A */* string body is text
+
+    POST /notes (writes)"""
+
+async def createCharge(*, amount: int, email: str = ..., metadata: dict[str, str] = ..., address: Address = ..., expand: list[str] = ..., sizes: list[int] = ..., dimensions: Dimensions = ..., options: dict[str, Any] = ...) -> CreateChargeOutput:
+    """A url-encoded form whose properties carry an encoding
+
+    POST /charges (writes)"""
+
+async def uploadTyped(*, file: str, profile: Profile = ..., report: str = ...) -> Any:
+    """Multipart parts typed by their encoding
+
+    POST /uploads (writes)"""

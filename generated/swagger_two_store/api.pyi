@@ -1,0 +1,64 @@
+"""Typed stubs of the API for code mode (mcp-bridge serve --mode code); generated, do not edit."""
+
+from __future__ import annotations
+from typing import Any, NotRequired, TypeAlias
+from typing_extensions import TypedDict
+
+ApiError = OSError
+"""Raised by an API function: the call failed (an HTTP error status, bad arguments, a timeout)."""
+
+def api_status(error: BaseException) -> int | None:
+    """The HTTP status of an ApiError (None when the call failed without an HTTP answer)."""
+
+Model: TypeAlias = Any
+
+ListOrdersInput = TypedDict('ListOrdersInput', {'status': NotRequired[list[str]], 'ids': NotRequired[list[int]], 'fields': NotRequired[list[str]], 'limit': NotRequired[int], 'X-Trace': NotRequired[str]}, closed=True)
+
+class PlaceOrderInput(TypedDict, closed=True):
+    item: str
+    quantity: NotRequired[int]
+    note: NotRequired[str | None]
+
+class PlaceOrderOutput(TypedDict):
+    id: NotRequired[int]
+    item: NotRequired[str]
+    quantity: NotRequired[int]
+    note: NotRequired[str | None]
+
+class UploadReceiptInput(TypedDict, closed=True):
+    orderId: int
+    file: str
+    note: NotRequired[str]
+
+class CancelOrderInput(TypedDict, closed=True):
+    orderId: int
+
+class ListOrdersOutput2(TypedDict):
+    id: NotRequired[int]
+    item: NotRequired[str]
+    quantity: NotRequired[int]
+    note: NotRequired[str | None]
+
+ListOrdersOutput: TypeAlias = list[ListOrdersOutput2]
+
+async def listOrders(*, status: list[str] = ..., ids: list[int] = ..., fields: list[str] = ..., limit: int = 10, X_Trace: str = ...) -> ListOrdersOutput:
+    """List orders
+
+    GET /orders (read-only)
+
+    `X_Trace` is the argument `X-Trace`."""
+
+async def placeOrder(*, item: str, quantity: int = ..., note: str | None = ...) -> PlaceOrderOutput:
+    """Place an order
+
+    POST /orders (writes)"""
+
+async def uploadReceipt(*, orderId: int, file: str, note: str = ...) -> Any:
+    """Upload a receipt
+
+    POST /orders/{orderId}/receipt (writes)"""
+
+async def cancelOrder(*, orderId: int) -> Any:
+    """Cancel an order
+
+    DELETE /orders/{orderId} (destructive, idempotent)"""
