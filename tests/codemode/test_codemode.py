@@ -150,7 +150,7 @@ async def test_one_audit_line_per_api_call(package: Path, caplog: pytest.LogCapt
             await client.call_tool(RUN_QUERY, {"code": "a = await getPet(petId=1)\nb = await getPet(petId=2)\n1"})
     lines = [r.getMessage() for r in caplog.records if r.name == "bridge.audit"]
     assert len(lines) == 2
-    assert all("tool=run_query" in line and "operation=GET /pets/{petId}" in line for line in lines)
+    assert all("tool=run_query" in line and "method=GET path=/pets/{petId}" in line for line in lines)
 
 
 async def test_programs_never_see_the_credentials(package: Path) -> None:
