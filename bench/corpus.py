@@ -91,13 +91,15 @@ def declared_operations(document: dict[str, Any]) -> list[tuple[str, str, dict[s
 
 
 def _credential_params(document: dict[str, Any], op: dict[str, Any]) -> set[tuple[str, str]]:
+    """Every apiKey scheme's slot, whether or not the operation lists the scheme: credential slots
+    are never arguments (SECURITY.md P11). Header names compare case-insensitively."""
     schemes = (document.get("components") or {}).get("securitySchemes") or {}
     out = set()
-    for alternative in op.get("security", document.get("security")) or []:
-        for name in alternative:
-            scheme = _deref(document, schemes.get(name) or {})
-            if isinstance(scheme, dict) and scheme.get("type") == "apiKey":
-                out.add((scheme.get("name"), scheme.get("in")))
+    for raw in schemes.values():
+        scheme = _deref(document, raw or {})
+        if isinstance(scheme, dict) and scheme.get("type") == "apiKey":
+            name, where = str(scheme.get("name")), str(scheme.get("in"))
+            out.add((name.lower() if where == "header" else name, where))
     return out
 
 
@@ -145,7 +147,7 @@ def check_api(document: dict[str, Any], api: Any) -> dict[str, Any]:
             key = (param.get("name"), param.get("in"))
             if param.get("in") == "header" and str(param.get("name", "")).lower() in NEVER_ARGUMENTS:
                 continue
-            if key in credentials:
+            if (str(key[0]).lower() if key[1] == "header" else key[0], key[1]) in credentials:
                 continue
             if key not in bound:
                 out["dropped"].append(f"{label}: {key[1]} parameter {key[0]}")
