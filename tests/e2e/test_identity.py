@@ -328,3 +328,41 @@ async def test_one_user_cannot_hold_more_than_their_share_of_upstream_calls() ->
             release.set()
     assert third["isError"] is True and "calls in flight" in third["content"][0]["text"]
     assert [r.get("isError") for r in results] == [False, False, False]  # bob was not held back by ann
+
+
+async def test_a_filtered_tool_list_on_a_2026_connection_is_marked_private() -> None:
+    """tools/list differs per caller, so a 2026-07-28 answer must say cacheScope: private."""
+    from mcp import Client
+    from mcp.server.auth.middleware.auth_context import auth_context_var
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+    from mcp.server.auth.provider import AccessToken
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    from bridge.http_tools import HttpRuntime, tools_from_catalogue
+    from bridge.server import build_server
+    from bridge.tools import ToolRegistry
+
+    cat = catalogue()
+    registry = ToolRegistry(tools_from_catalogue(cat, HttpRuntime.create(cat, environ={})))
+    seen: list[tuple[str, Any]] = []
+
+    async def spy(ctx: Any, call_next: Any) -> Any:
+        result = await call_next(ctx)
+        if ctx.method == "tools/list":
+            seen.append((ctx.protocol_version, result))
+        return result
+
+    server = build_server(registry, name="s", version="1")
+    server.middleware.insert(0, spy)
+    reader = AccessToken(token="t" * 20, client_id="c", scopes=["pets:read"], subject="ann")
+    token = auth_context_var.set(AuthenticatedUser(reader))
+    try:
+        with anyio.fail_after(10):
+            async with Client(server, mode="auto") as client:  # type: ignore[arg-type]
+                listed = await client.list_tools(cache_mode="bypass")
+    finally:
+        auth_context_var.reset(token)
+    assert [t.name for t in listed.tools] == ["list_pets", "status"]
+    version, answer = seen[-1]
+    assert version in MODERN_PROTOCOL_VERSIONS
+    assert answer["cacheScope"] == "private"
