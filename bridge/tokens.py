@@ -180,8 +180,8 @@ def load_counter(encoding: str = ENCODING, *, npm_dirs: Sequence[Path] = ()) -> 
     """The best offline token counter for ``encoding`` (see the module docstring); never downloads."""
     try:
         import tiktoken
-    except ImportError:  # pragma: no cover - tiktoken is a dependency
-        return estimate_counter(encoding, "tiktoken is not installed")
+    except ImportError:  # tiktoken is the `tokens` extra
+        return estimate_counter(encoding, "tiktoken is not installed: pip install 'mcp-bridge[tokens]'")
     if encoding not in RANK_FILES:
         return estimate_counter(encoding, f"no pinned rank file for {encoding}")
     _, sha256 = RANK_FILES[encoding]
