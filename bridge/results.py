@@ -96,6 +96,16 @@ def _member_of(redact: Redactor) -> Member | None:
     return redact.member if isinstance(redact, SecretRedactor) else None
 
 
+def _plainly_leaves_alone(redact: SecretRedactor, body: bytes) -> bool:
+    # Only plain UTF-8: json.loads also reads UTF-16/32 (NUL bytes), whose text a UTF-8 view hides.
+    if b"\x00" in body:
+        return False
+    try:
+        return redact.leaves_alone(body.decode("utf-8"))
+    except UnicodeDecodeError:
+        return False
+
+
 def redact_json(value: Any, redact: Redactor) -> Any:
     """JSON data with every string, key and credential-named member redacted (what programs see)."""
     return _redact_json(value, redact, _member_of(redact))
@@ -168,6 +178,8 @@ def response_to_result(
         except ValueError:
             data = _NOT_JSON
         if data is not _NOT_JSON:
+            if isinstance(redact, SecretRedactor) and _plainly_leaves_alone(redact, body):
+                redact = identity  # nothing in this answer can be a secret: skip the walk over its strings
             return _json_result(
                 data, binding=binding, redact=redact, output_check=output_check, trim=trim, fields=fields
             )

@@ -1,0 +1,59 @@
+"""The whole-answer fast path of redaction is sound: when ``leaves_alone`` says an answer holds
+nothing to mask, the string-by-string walk would indeed change nothing (hypothesis over JSON
+answers with secrets, credential-named members and escapes placed anywhere)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from bridge.redact import Redactor
+from bridge.results import redact_json
+
+SECRETS = ("sk-live-0123456789abcdef", "p@ss:w0rd/with&stuff", "pässwörd-long-123", "tok")  # long, escaped, short
+REDACTOR = Redactor(SECRETS, names=("api_key",), header_names=("X-Key",), scheme_words=("bearer",))
+
+_pieces = st.sampled_from(
+    [
+        *SECRETS,
+        "Bearer " + "a" * 20,
+        "X-Key",
+        "x-key",
+        "api_key",
+        "user:pw@host",
+        "%2F",
+        "&amp;",
+        "\\",
+        "=",
+        "@",
+        "é",
+        " ",
+    ]
+)
+_text = st.lists(st.one_of(_pieces, st.text(max_size=6)), max_size=5).map("".join)
+_json = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), _text),
+    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(_text, children, max_size=4)),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_json)
+@example({"X-Key": "anything"})
+@example({"note": "call with api_key=tok"})
+@example(["sk-live-0123456789abcdef"])
+def test_when_the_fast_path_leaves_an_answer_alone_the_full_walk_changes_nothing(value: Any) -> None:
+    raw = json.dumps(value, ensure_ascii=False)
+    if REDACTOR.leaves_alone(raw):
+        assert redact_json(value, REDACTOR) == value
+
+
+def test_the_fast_path_takes_ordinary_answers() -> None:
+    answer = {"id": 1, "name": "Rex", "owner": {"login": "octocat", "url": "https://api.github.com/users/octocat"}}
+    assert REDACTOR.leaves_alone(json.dumps(answer))
+    for leak in ({"k": SECRETS[0]}, {"X-Key": "v"}, {"h": "Bearer " + "a" * 20}, {"u": "a%2Fb"}):
+        assert not REDACTOR.leaves_alone(json.dumps(leak))
