@@ -104,6 +104,10 @@ _SCRUBS: tuple[tuple[re.Pattern[str], str], ...] = (
 # (each contains one of the three names below) or "bearer". Most strings in a JSON result have
 # none, and one search is cheaper than six substitutions.
 _SCRUB_HINT = re.compile(r"(?i)@|=|bearer|authorization|cookie|x-api-key")
+# What the userinfo spelling (the first of _SCRUBS) needs, without its scheme: a faster search.
+_USERINFO_HINT = re.compile(r"://[^\s/?#@\"'<>]+@")
+_TOKEN_PARAMS = _SCRUBS[1][0]  # ?access_token=…
+_BEARER = _SCRUBS[-1][0]  # Bearer eyJ…
 
 
 def scrub(text: str) -> str:
@@ -150,9 +154,6 @@ class Redactor:
         self._learnt: tuple[str, ...] = ()
         self._header_names = frozenset(n.lower() for n in (*CREDENTIAL_HEADERS, *header_names))
         self._names = self._header_names | frozenset(n.lower() for n in (*TOKEN_QUERY_PARAMS, *names))
-        self._header_pattern = re.compile(
-            "(?i)" + "|".join(re.escape(n) for n in sorted(self._header_names, key=len, reverse=True) if n)
-        )
         self._words = tuple(dict.fromkeys(w.lower() for w in (*_SCHEME_WORDS, *scheme_words) if w))
         self._long: tuple[str, ...] = ()
         self._tails: tuple[tuple[str, str], ...] = ()
@@ -257,9 +258,17 @@ class Redactor:
             return False
         if self._candidates is not None and self._candidates.search(text) is not None:
             return False
-        if self._header_pattern.search(text) is not None:
+        # The structural spellings, by their necessary literals first (each regex over a whole
+        # answer costs ~0.5 ms; a substring test a few µs). The header-line and JSON-member ones
+        # need a credential header name, so the names test covers them.
+        lowered = text.lower()
+        if any(name in lowered for name in self._header_names):
             return False
-        return _SCRUB_HINT.search(text) is None or not any(p.search(text) for p, _ in _SCRUBS)
+        if "@" in text and _USERINFO_HINT.search(text) is not None:
+            return False
+        if "=" in text and _TOKEN_PARAMS.search(text) is not None:
+            return False
+        return "bearer" not in lowered or _BEARER.search(text) is None
 
     def member(self, name: str, value: str) -> str:
         """The value of a JSON member or header pair ``name: value``, redacted.
