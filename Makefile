@@ -48,6 +48,12 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench.corpus
 	$(BIN)/python -m bench.search_bench
 	$(BIN)/python -m bench.auth_bench
+	$(BIN)/python -m bench.trim_bench
+	$(BIN)/python -m bench.validation_bench
+	$(BIN)/python -m bench.codemode_bench
+	$(BIN)/python -m bench.redact_bench
+	$(BIN)/python -m bench.generate_scaling
+	$(BIN)/python -m bench.footprint
 
 load: $(BENCH_STAMP)
 	$(BIN)/python -m bench.load_test
