@@ -31,7 +31,7 @@ test: lint typecheck pytest
 
 # The inner loop: unit and in-memory tests (no subprocess servers, npm packages or corpus); `make test` is the gate.
 test-fast: $(STAMP)
-	$(BIN)/pytest -q -x -m "not corpus and not node" --ignore=tests/e2e
+	$(BIN)/pytest -q -x -n 2 -m "not corpus and not node" --ignore=tests/e2e
 
 golden: $(STAMP)
 	$(BIN)/python -m tests.regen_golden
