@@ -96,3 +96,19 @@ async def test_typescript_client_sees_an_upstream_404_as_a_tool_error(upstream: 
     assert summary["isError"] is True
     assert summary["structuredContent"] is None
     assert "no pet with id 77" in summary["text"]
+
+
+async def test_typescript_client_runs_a_code_mode_program_over_stdio(upstream: Upstream, ts_client: Path) -> None:
+    """Code mode through the TypeScript SDK: run_query's program calls the API through the bridge."""
+    summary = await run_ts_client(
+        ts_client,
+        "stdio",
+        *bridge_command("--mode", "code"),
+        tool="run_query",
+        arguments={"code": "pet = await getPet(petId=2)\n{'name': pet['name'], 'id': pet['id']}"},
+        env=upstream.bridge_env(),
+    )
+    assert summary["isError"] is False, summary["text"]
+    assert "run_query" in summary["tools"] and "search_operations" in summary["tools"]
+    assert summary["structuredContent"]["result"] == {"name": upstream.store.pets[2]["name"], "id": 2}
+    assert upstream.store.requests == [("GET", "/v1/pets/2")]
