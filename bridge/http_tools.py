@@ -25,11 +25,11 @@ from bridge.base_url import resolve_base_url
 from bridge.bound import bound_env_names
 from bridge.calls import CallContext, OperationCall, current_identity
 from bridge.catalogue import OPERATION_META_KEY, Catalogue, SecurityScheme, ToolAnnotationsSpec, ToolEntry
-from bridge.contract import ResponseContract
 from bridge.credentials import Credentials
 from bridge.errors import ToolError
 from bridge.http_settings import USER_AGENT, HttpSettings
 from bridge.limits import CallerLimits
+from bridge.response_check import ResponseContract
 from bridge.scopes import Requirement, requirement
 from bridge.token_exchange import TokenExchanger
 from bridge.tools import Tool, ToolContext

@@ -19,7 +19,6 @@ from mcp.server.lowlevel import Server
 from bridge.catalogue import Catalogue, ServeMode
 from bridge.client_auth import ClientAuth, ClientTokenVerifier, ExchangeOptions
 from bridge.codemode import CodeMode, code_instructions, code_registry
-from bridge.contract import ResponseContract
 from bridge.credentials import scrub
 from bridge.discovery import CALL as DISCOVERY_CALL
 from bridge.discovery import discovery_instructions, discovery_registry
@@ -27,6 +26,7 @@ from bridge.errors import BridgeError
 from bridge.http_tools import HttpRuntime, HttpSettings, tools_from_catalogue
 from bridge.limits import DEFAULT_CALLS_PER_USER, CallerLimits
 from bridge.package import apply_hooks, load_catalogue
+from bridge.response_check import ResponseContract
 from bridge.sandbox import Sandbox, SandboxLimits
 from bridge.scopes import call_requirement as scopes_call_requirement
 from bridge.server import build_server

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-logger = logging.getLogger("bridge.contract")
+logger = logging.getLogger("bridge.response_check")
 
 MAX_REPORTED_ERRORS = 5
 

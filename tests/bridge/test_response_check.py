@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from bridge.contract import ResponseContract
+from bridge.response_check import ResponseContract
 from generator.load import load_spec
 
 
@@ -32,7 +32,7 @@ def test_undeclared_status_is_reported(contract: ResponseContract) -> None:
 
 
 def test_check_logs_mismatches_without_raising(contract: ResponseContract, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="bridge.contract"):
+    with caplog.at_level(logging.WARNING, logger="bridge.response_check"):
         contract.check("GET", "/pets/{petId}", 200, {"content-type": "application/json"}, b'{"id": "a"}')
     assert "does not match the spec" in caplog.text
 
@@ -59,7 +59,7 @@ async def test_validate_responses_logs_a_mismatch_and_the_call_still_answers(
     )
     entry = next(t for t in catalogue.tools if t.name == "getInventory")
     async with runtime:
-        with caplog.at_level(logging.WARNING, logger="bridge.contract"):
+        with caplog.at_level(logging.WARNING, logger="bridge.response_check"):
             result = await make_http_tool(entry, runtime).run({}, ToolContext(tool_name=entry.name))
     # The model gets the answer with a note that it is not the documented shape (a 2xx is not an
     # error: a retry could repeat a write); the contract check tells the operator.
