@@ -54,6 +54,7 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench.redact_bench
 	$(BIN)/python -m bench.generate_scaling
 	$(BIN)/python -m bench.footprint
+	$(BIN)/python -m bench.mode_tokens
 
 load: $(BENCH_STAMP)
 	$(BIN)/python -m bench.load_test
