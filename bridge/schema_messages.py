@@ -43,6 +43,16 @@ def resolve_local(root: Mapping[str, Any], schema: Any, depth: int = 0) -> Any:
 
 PathPart = str | int
 
+# keyword -> the parts of its message ("Too big: expected string to have <=5 characters").
+_COUNT_LIMITS = {
+    "maxLength": ("Too big", "string", "<=", "characters"),
+    "minLength": ("Too small", "string", ">=", "characters"),
+    "maxItems": ("Too big", "array", "<=", "items"),
+    "minItems": ("Too small", "array", ">=", "items"),
+    "maxProperties": ("Too big", "object", "<=", "properties"),
+    "minProperties": ("Too small", "object", ">=", "properties"),
+}
+
 
 def _js_number(value: Any) -> str:
     """Format a number the way JavaScript's ``String(n)`` does (1.0 -> "1", 1e-05 -> "0.00001")."""
@@ -233,18 +243,9 @@ def _message(kw: str, val: Any, inst: Any, schema: Any, err: ValidationError) ->
         exclusive = kw == "exclusiveMinimum" or schema.get("exclusiveMinimum") is True
         limit = schema.get("minimum") if isinstance(val, bool) else val
         return f"Too small: expected number to be {'>' if exclusive else '>='}{_js_number(limit)}"
-    if kw == "maxLength":
-        return f"Too big: expected string to have <={val} characters"
-    if kw == "minLength":
-        return f"Too small: expected string to have >={val} characters"
-    if kw == "maxItems":
-        return f"Too big: expected array to have <={val} items"
-    if kw == "minItems":
-        return f"Too small: expected array to have >={val} items"
-    if kw == "maxProperties":
-        return f"Too big: expected object to have <={val} properties"
-    if kw == "minProperties":
-        return f"Too small: expected object to have >={val} properties"
+    if kw in _COUNT_LIMITS:
+        verdict, kind, relation, unit = _COUNT_LIMITS[kw]
+        return f"{verdict}: expected {kind} to have {relation}{val} {unit}"
     if kw == "enum" and isinstance(val, list):
         return _enum_message(val)
     if kw == "const":

@@ -35,6 +35,23 @@ class RawClient:
         message: dict[str, Any] = json.loads(line)
         return message
 
+    async def initialize(self) -> None:
+        """The handshake: initialize (answered as id 1), then the initialized notification."""
+        await self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            }
+        )
+        assert (await self.receive())["id"] == 1
+        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
 
 async def test_cancelled_call_closes_the_upstream_request_and_gets_no_response() -> None:
     async with serve_pet_store() as (port, store):
@@ -44,20 +61,7 @@ async def test_cancelled_call_closes_the_upstream_request_and_gets_no_response()
             client = RawClient(process)
             try:
                 with anyio.fail_after(20):
-                    await client.send(
-                        {
-                            "jsonrpc": "2.0",
-                            "id": 1,
-                            "method": "initialize",
-                            "params": {
-                                "protocolVersion": "2025-11-25",
-                                "capabilities": {},
-                                "clientInfo": {"name": "raw", "version": "1"},
-                            },
-                        }
-                    )
-                    assert (await client.receive())["id"] == 1
-                    await client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+                    await client.initialize()
                     await client.send(
                         {
                             "jsonrpc": "2.0",

@@ -50,23 +50,6 @@ async def test_closing_an_unstarted_sandbox_and_closing_twice_are_harmless() -> 
     assert not sandbox.started
 
 
-async def _initialize(client: RawClient) -> None:
-    await client.send(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        }
-    )
-    assert (await client.receive())["id"] == 1
-    await client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-
 async def test_stdio_code_mode_runs_a_program_and_a_cancel_closes_its_request(tmp_path: Path) -> None:
     async with serve_pet_store() as (port, store):
         env = {"PETSTORE_BASE_URL": f"http://127.0.0.1:{port}/v1", "PETSTORE_API_KEY": DEMO_API_KEY, "PATH": ""}
@@ -75,7 +58,7 @@ async def test_stdio_code_mode_runs_a_program_and_a_cancel_closes_its_request(tm
             client = RawClient(process)
             try:
                 with anyio.fail_after(30):
-                    await _initialize(client)
+                    await client.initialize()
                     program = "pets = await listPets(limit=2)\nlen(pets)"
                     call = {"name": "run_query", "arguments": {"code": program}}
                     await client.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
