@@ -43,7 +43,6 @@ class GenerateOptions:
     # `bind:` of the config file: parameter wire name -> "env:NAME" or a fixed value, for every
     # operation with that parameter (generator/bindings.py); per-operation `bind` overrides it.
     bindings: dict[str, Any] = field(default_factory=dict)
-    models: bool = True  # write pydantic models with datamodel-code-generator
     # Lean definitions (generator/compact.py); False keeps schemas and descriptions as converted.
     compact: bool = True
     tool_description_limit: int = DEFAULT_TOOL_DESCRIPTION_LIMIT
