@@ -19,7 +19,6 @@ from mcp.server.lowlevel import Server
 from bridge.catalogue import Catalogue, ServeMode
 from bridge.client_auth import ClientAuth, ClientTokenVerifier, ExchangeOptions
 from bridge.codemode import CodeMode, code_instructions, code_registry
-from bridge.credentials import scrub
 from bridge.discovery import CALL as DISCOVERY_CALL
 from bridge.discovery import discovery_instructions, discovery_registry
 from bridge.errors import BridgeError
@@ -29,6 +28,7 @@ from bridge.package import apply_hooks, load_catalogue
 from bridge.response_check import ResponseContract
 from bridge.sandbox import Sandbox, SandboxLimits
 from bridge.scopes import call_requirement as scopes_call_requirement
+from bridge.scrub import scrub
 from bridge.server import build_server
 from bridge.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS
 from bridge.startup import base_url_source, startup_lines

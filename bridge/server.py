@@ -30,10 +30,10 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from pydantic import ValidationError
 
 from bridge.content import error_result
-from bridge.credentials import scrub
 from bridge.errors import ToolError
 from bridge.invoke import invoke
 from bridge.scopes import allows, caller_scopes, missing
+from bridge.scrub import scrub
 from bridge.tools import Tool, ToolContext, ToolRegistry, single_leaf
 from bridge.validation import DEFAULT_MAX_ARGUMENT_BYTES, ArgumentValidator
 
@@ -275,7 +275,7 @@ def build_server(
 
     ``max_argument_bytes`` caps one call's arguments (0: no cap; see ``bridge.validation``).
     ``redact`` scrubs every tool error message before it is sent (default: the structural
-    credential spellings of :func:`bridge.credentials.scrub`; ``Credentials.redact`` adds the
+    credential spellings of :func:`bridge.scrub.scrub`; ``Credentials.redact`` adds the
     configured secret values).
     """
     handlers = _ToolHandlers(registry, redact, max_argument_bytes)
