@@ -16,6 +16,7 @@ import anyio
 import httpx
 from mcp.server.lowlevel import Server
 
+from bridge.argument_size import DEFAULT_MAX_ARGUMENT_BYTES
 from bridge.catalogue import Catalogue, ServeMode
 from bridge.client_auth import ClientAuth, ClientTokenVerifier, ExchangeOptions
 from bridge.codemode import CodeMode, code_instructions, code_registry
@@ -39,7 +40,6 @@ from bridge.transports import ASGIApp, http_app, run_http, run_stdio
 from bridge.trim import FIELDS_INSTRUCTIONS, TrimSettings
 from bridge.trim import INSTRUCTIONS as TRIM_INSTRUCTIONS
 from bridge.tuning import long_lived_objects
-from bridge.validation import DEFAULT_MAX_ARGUMENT_BYTES
 
 logger = logging.getLogger("bridge")
 
