@@ -228,7 +228,7 @@ def serve(
     from bridge.tuning import prepare_serving_process
 
     prepare_serving_process()  # first: before anything imports httpx
-    from bridge.client_auth import AuthOptions, client_auth_from_options, exchange_from_options
+    from bridge.auth_options import AuthOptions, client_auth_from_options, exchange_from_options
 
     auth_options = AuthOptions(
         token_env=auth_token_env,

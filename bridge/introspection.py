@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from bridge.outbound import Endpoint, OutboundError
+from bridge.token_claims import access_token, audience_match
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
@@ -55,8 +56,6 @@ class Introspector:
         self.requests = 0
 
     async def verify(self, token: str) -> AccessToken | None:
-        from bridge.client_auth import access_token, audience_match
-
         key = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
         now = self._clock()
         hit = self._cache.get(key)

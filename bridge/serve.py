@@ -17,8 +17,9 @@ import httpx
 from mcp.server.lowlevel import Server
 
 from bridge.argument_size import DEFAULT_MAX_ARGUMENT_BYTES
+from bridge.auth_options import ExchangeOptions
 from bridge.catalogue import Catalogue, ServeMode
-from bridge.client_auth import ClientAuth, ClientTokenVerifier, ExchangeOptions
+from bridge.client_auth import ClientAuth, ClientTokenVerifier
 from bridge.codemode import CodeMode, code_instructions, code_registry
 from bridge.discovery import CALL as DISCOVERY_CALL
 from bridge.discovery import discovery_instructions, discovery_registry
