@@ -123,7 +123,7 @@ class Credentials:
         self._secrets.update(dict.fromkeys(self._bound.values()))  # parameters bound to the environment are secrets
         self._redactor = Redactor(self._secrets, **_positions(self._schemes.values()))
         self._tokens_of_clients = ClientCredentialsTokens(
-            learn=self._add_secret,
+            learn=self.remember_token,
             redact=self._redactor,
             base_url=httpx.URL(base_url) if base_url is not None else None,
             transport=transport,
@@ -311,11 +311,6 @@ class Credentials:
                 self._secrets[f"{quote_plus(client_id)}:{quote_plus(secret)}"] = None
         return short
 
-    def _add_secret(self, token: str) -> None:
-        if token not in self._tokens:
-            self._tokens.append(token)
-            self._redactor.learn(self._tokens)
-
     @property
     def redact(self) -> Redactor:
         """The redactor of this API's secrets: ``credentials.redact(text)``; kept up to date with
@@ -332,8 +327,10 @@ class Credentials:
         return MappingProxyType(self._schemes)
 
     def remember_token(self, token: str) -> None:
-        """Redact ``token`` from now on (a token obtained at run time, e.g. by token exchange)."""
-        self._add_secret(token)
+        """Redact ``token`` from now on (a token obtained at run time: fetched, or by token exchange)."""
+        if token not in self._tokens:
+            self._tokens.append(token)
+            self._redactor.learn(self._tokens)
 
 
 def _positions(schemes: Iterable[SecurityScheme]) -> dict[str, list[str]]:
