@@ -53,7 +53,6 @@ class Introspector:
         self._clock = clock
         self._cache: OrderedDict[bytes, tuple[float, AccessToken]] = OrderedDict()
         self._slots = anyio.Semaphore(MAX_IN_FLIGHT)
-        self.requests = 0
 
     async def verify(self, token: str) -> AccessToken | None:
         key = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
@@ -70,7 +69,6 @@ class Introspector:
             logger.warning("refused a client bearer token: %d introspections already in flight", MAX_IN_FLIGHT)
             return None
         try:
-            self.requests += 1
             async with self._endpoint.client() as client:
                 data = await self._endpoint.json(
                     client, form={"token": token, "token_type_hint": "access_token"}, auth=self._client
