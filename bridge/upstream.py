@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import functools
 import http
-import http.cookiejar
 import logging
 import time
 from collections.abc import Callable
