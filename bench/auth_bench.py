@@ -144,7 +144,8 @@ async def exchange_cache() -> dict[str, Any]:
     """1,000 calls of one user against the real oidc-provider: exchanges counted at the AS."""
     import httpx
 
-    from bridge.client_auth import ClientAuth, ExchangeOptions
+    from bridge.auth_options import ExchangeOptions
+    from bridge.client_auth import ClientAuth
     from bridge.serve import ServeOptions, build_bridge_server, build_http_app, build_registry, build_runtime
     from tests.bridge.fake_upstream import catalogue_from_spec, entry_from_spec
     from tests.e2e.test_identity import Bridge

@@ -428,7 +428,7 @@ class ArgumentFactory:
     def __init__(self, schema: Mapping[str, Any]) -> None:
         from jsonschema.validators import validator_for
 
-        from bridge.validation import FORMAT_CHECKER
+        from bridge.formats import FORMAT_CHECKER
 
         self.root = schema
         cls = validator_for(schema, default=__import__("jsonschema").Draft202012Validator)

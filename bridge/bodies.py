@@ -18,7 +18,6 @@ advertised as), anything else JSON.
 from __future__ import annotations
 
 import fnmatch
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +25,7 @@ from bridge.catalogue import BodyBinding
 from bridge.errors import InvalidArgumentsError
 from bridge.files import decode_file
 from bridge.forms import ArgNames, multipart, urlencoded
+from bridge.json_text import compact_json
 from bridge.media_types import FORM, OCTET_STREAM, base_media, concrete_json, infer_kind
 from bridge.styles import primitive_text
 
@@ -56,7 +56,7 @@ def build_body(body: BodyBinding, args: Mapping[str, Any]) -> tuple[bytes, str] 
         kind = "binary" if isinstance(value, str) else "json"
     arg = body.arg or "body"
     if kind == "json":
-        data = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        data = compact_json(value).encode("utf-8")
         return data, body.content_type or concrete_json(body.media_type)
     if kind in ("form", "multipart"):
         if not isinstance(value, Mapping):

@@ -15,8 +15,6 @@ from bridge.cli import err as _err
 from bridge.trim import DEFAULT_OUTPUT_DEPTH
 from generator.options import DEFAULT_PROPERTY_DESCRIPTION_LIMIT, DEFAULT_TOOL_DESCRIPTION_LIMIT
 
-PROGRESS_THRESHOLD = 100  # operations above which `generate` shows a progress bar
-
 
 def _read_config(path: Path | None) -> dict[str, Any]:
     if path is None:
@@ -276,7 +274,7 @@ def _discovery_hint(catalogue: Any, out_dir: Path) -> None:
 
 
 class _Steps:
-    """A rich progress bar over the generation steps, shown only for big specs on a terminal."""
+    """A rich progress bar over the generation steps, shown only when stderr is a terminal."""
 
     STEPS = ("load", "parse", "render", "write")
 

@@ -9,6 +9,7 @@ import sys
 
 import click
 
+from bridge.argument_size import DEFAULT_MAX_ARGUMENT_BYTES
 from bridge.cli import err as _err
 from bridge.limits import DEFAULT_CALLS_PER_USER
 from bridge.sandbox import DEFAULT_MAX_CALLS, DEFAULT_MEMORY_BYTES, DEFAULT_WALL_SECONDS, SandboxLimits
@@ -92,7 +93,7 @@ from bridge.trim import DEFAULT_MAX_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_STRING
 @click.option(
     "--max-argument-bytes",
     type=click.IntRange(0),
-    default=16 * 1024 * 1024,  # bridge.validation.DEFAULT_MAX_ARGUMENT_BYTES (not imported: --help stays light)
+    default=DEFAULT_MAX_ARGUMENT_BYTES,
     show_default=True,
     help="Largest arguments of one call (UTF-8 JSON, all together); larger calls get a tool error naming the "
     "biggest argument. 0: no cap. HTTP bodies are also capped at 4 MiB.",
@@ -227,7 +228,7 @@ def serve(
     from bridge.tuning import prepare_serving_process
 
     prepare_serving_process()  # first: before anything imports httpx
-    from bridge.client_auth import AuthOptions, client_auth_from_options, exchange_from_options
+    from bridge.auth_options import AuthOptions, client_auth_from_options, exchange_from_options
 
     auth_options = AuthOptions(
         token_env=auth_token_env,

@@ -9,8 +9,8 @@ read only from the ``Authorization`` header. It is wired through the SDK's ``tok
 so a missing or bad token gets 401 with a ``WWW-Authenticate`` header naming the RFC 9728
 metadata (``bridge.resource_metadata``).
 
-:func:`client_auth_from_options` turns the ``serve --auth-*`` options into a :class:`ClientAuth`,
-or refuses them: an option that cannot be enforced never starts a server that lets requests in.
+The ``serve --auth-*`` options become a :class:`ClientAuth` in :mod:`bridge.auth_options`; what
+claims mean (audience, scopes) is :mod:`bridge.token_claims`.
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ import hmac
 import logging
 import re
 import time
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import httpx
@@ -31,6 +30,7 @@ import jwt
 from bridge.introspection import Introspector
 from bridge.jwks import ALGORITHMS, JwksKeys
 from bridge.outbound import Endpoint, check_config_url
+from bridge.token_claims import LEEWAY_SECONDS, access_token, audience_match
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
@@ -41,7 +41,6 @@ DEFAULT_HTTP_PATH = "/mcp"
 WILDCARD_BINDS = ("0.0.0.0", "::", "")
 MIN_STATIC_TOKEN_LENGTH = 16
 MAX_TOKEN_LENGTH = 8192
-LEEWAY_SECONDS = 60  # clock skew allowed on exp and nbf
 STATIC_TOKEN_CLIENT_ID = "static-token"
 REMEMBER_SECONDS = 300.0  # a verified token is trusted this long at most without checking again
 MAX_REMEMBERED = 10_000
@@ -110,65 +109,6 @@ def default_resource_url(host: str, port: int, path: str = DEFAULT_HTTP_PATH) ->
     if ":" in name and not name.startswith("["):
         name = f"[{name}]"
     return f"http://{name}:{port}{path}"
-
-
-def same_resource(a: str, b: str) -> bool:
-    """Compare two http(s) URLs as the SDK does: scheme and host case-insensitive, default port implied."""
-
-    def norm(url: str) -> tuple[str, str, int | None, str] | None:
-        try:
-            parts = urlsplit(url)
-            port = parts.port
-        except ValueError:
-            return None
-        scheme = parts.scheme.lower()
-        if scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-            return None
-        default = 443 if scheme == "https" else 80
-        return scheme, parts.hostname.lower(), None if port == default else port, parts.path.rstrip("/")
-
-    left, right = norm(a), norm(b)
-    return left is not None and left == right
-
-
-def scopes_of(claims: Mapping[str, Any]) -> list[str]:
-    scope = claims.get("scope")
-    if isinstance(scope, str):
-        return scope.split()
-    scp = claims.get("scp")
-    if isinstance(scp, list):
-        return [s for s in scp if isinstance(s, str)]
-    if isinstance(scp, str):
-        return scp.split()
-    return []
-
-
-def audience_match(claims: Mapping[str, Any], resource_url: str) -> str | None:
-    aud = claims.get("aud")
-    audiences = [aud] if isinstance(aud, str) else aud if isinstance(aud, list) else []
-    return next((a for a in audiences if isinstance(a, str) and same_resource(a, resource_url)), None)
-
-
-def access_token(token: str, claims: Mapping[str, Any], audience: str) -> AccessToken:
-    from mcp.server.auth.provider import AccessToken
-
-    subject = claims.get("sub") if isinstance(claims.get("sub"), str) else None
-    client_id = next(
-        (v for k in ("client_id", "azp", "sub") if isinstance(v := claims.get(k), str) and v),
-        "unknown-client",
-    )
-    issuer = claims.get("iss")
-    exp = claims.get("exp")
-    return AccessToken(
-        token=token,
-        client_id=client_id,
-        scopes=scopes_of(claims),
-        # The SDK refuses a token past expires_at with no leeway of its own: the leeway is added here.
-        expires_at=int(exp) + LEEWAY_SECONDS if isinstance(exp, int | float) and not isinstance(exp, bool) else None,
-        resource=audience,
-        subject=subject,
-        claims={"iss": issuer} if isinstance(issuer, str) else None,
-    )
 
 
 class ClientTokenVerifier:
@@ -278,130 +218,3 @@ class ClientTokenVerifier:
 def _refused(why: str) -> AccessToken | None:
     logger.info("refused a client bearer token: %s", why)
     return None
-
-
-# --------------------------------------------------------------------------- serve options
-
-
-@dataclass(frozen=True, slots=True)
-class AuthOptions:
-    """The ``serve --auth-*`` options as given (None or empty: not given)."""
-
-    token_env: str | None = None
-    resource_url: str | None = None
-    issuer: str | None = None
-    jwks_url: str | None = None
-    introspection_url: str | None = None
-    client_id_env: str | None = None
-    client_secret_env: str | None = None
-    issuer_url: str | None = None
-    required_scopes: tuple[str, ...] = ()
-
-    FLAGS: ClassVar[dict[str, str]] = {
-        "token_env": "--auth-token-env",
-        "resource_url": "--auth-resource-url",
-        "issuer": "--auth-issuer",
-        "jwks_url": "--auth-jwks-url",
-        "introspection_url": "--auth-introspection-url",
-        "client_id_env": "--auth-client-id-env",
-        "client_secret_env": "--auth-client-secret-env",
-        "issuer_url": "--auth-issuer-url",
-        "required_scopes": "--auth-required-scope",
-    }
-
-    def given(self) -> list[str]:
-        """The flags that were given, spelled as on the command line."""
-        return [flag for attr, flag in self.FLAGS.items() if getattr(self, attr)]
-
-
-def _read(environ: Mapping[str, str], name: str | None) -> str | None:
-    if not name:
-        return None
-    value = environ.get(name, "")
-    if not value:
-        raise ValueError(f"environment variable {name} is not set")
-    return value
-
-
-def client_auth_from_options(
-    options: AuthOptions,
-    environ: Mapping[str, str],
-    *,
-    transport: str,
-    host: str,
-    port: int,
-    scopes_supported: Sequence[str] = (),
-) -> ClientAuth | None:
-    """The client authentication the options ask for, or None when no ``--auth-*`` option is given.
-
-    Every option given is either enforced or refused (``ValueError``, one line naming what is
-    missing): an issuer with nothing to check tokens against, scopes that only a static token
-    would meet, any option on stdio, an unset secret variable.
-    """
-    given = options.given()
-    if not given:
-        return None
-    if transport != "http":
-        raise ValueError(f"{', '.join(given)}: client authentication applies to --transport http only")
-    if not (options.token_env or options.jwks_url or options.introspection_url):
-        raise ValueError(
-            f"{', '.join(given)} given, but nothing can verify a token: add --auth-jwks-url URL (JWTs), "
-            "--auth-introspection-url URL (opaque tokens) or --auth-token-env NAME (a static token)"
-        )
-    if options.required_scopes and not (options.jwks_url or options.introspection_url):
-        raise ValueError(
-            "--auth-required-scope checks the scopes of issued tokens, but only a static token is accepted: "
-            "add --auth-jwks-url or --auth-introspection-url, or drop the option"
-        )
-    if options.issuer and not (options.jwks_url or options.introspection_url):
-        raise ValueError("--auth-issuer checks issued tokens: add --auth-jwks-url or --auth-introspection-url")
-    static = _read(environ, options.token_env)
-    return ClientAuth(
-        resource_url=options.resource_url or default_resource_url(host, port),
-        tokens=(static,) if static else (),
-        issuer=options.issuer,
-        jwks_url=options.jwks_url,
-        introspection_url=options.introspection_url,
-        client_id=_read(environ, options.client_id_env),
-        client_secret=_read(environ, options.client_secret_env),
-        authorization_servers=(options.issuer_url,) if options.issuer_url else (),
-        required_scopes=options.required_scopes,
-        scopes_supported=tuple(sorted(set(scopes_supported) | set(options.required_scopes))),
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class ExchangeOptions:
-    """``--token-exchange-*``: where to exchange, as which client (the audience defaults to the base URL)."""
-
-    token_url: str
-    client_id: str
-    client_secret: str = field(repr=False)
-    audience: str | None = None
-
-
-def exchange_from_options(
-    token_url: str | None,
-    audience: str | None,
-    auth: ClientAuth | None,
-    client_id_env: str | None,
-    client_secret_env: str | None,
-    environ: Mapping[str, str],
-) -> ExchangeOptions | None:
-    """Token-exchange settings, or None; ``ValueError`` (one line) when they cannot be used."""
-    if not token_url:
-        if audience:
-            raise ValueError("--token-exchange-audience needs --token-exchange-url")
-        return None
-    check_config_url(token_url, "--token-exchange-url")
-    if auth is None or not (auth.jwks_url or auth.introspection_url):
-        raise ValueError(
-            "--token-exchange-url exchanges each caller's token, so it needs client authentication with "
-            "issued tokens (--auth-jwks-url or --auth-introspection-url)"
-        )
-    client_id, client_secret = _read(environ, client_id_env), _read(environ, client_secret_env)
-    if not (client_id and client_secret):
-        raise ValueError(
-            "--token-exchange-url needs the bridge's own client: --auth-client-id-env and --auth-client-secret-env"
-        )
-    return ExchangeOptions(token_url, client_id, client_secret, audience)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,6 +34,7 @@ import mcp_types as types
 from pydantic import ValidationError
 
 from bridge.errors import ToolError
+from bridge.json_text import compact_json
 from bridge.trim import MARKER_KEY
 from bridge.validation import check_output
 
@@ -50,11 +50,6 @@ CONTENT_BLOCK_TYPES: tuple[type[Any], ...] = (
 
 _RESULT_KEYS = frozenset({"content", "structuredContent", "isError", "_meta"})
 _BLOCK_TYPE_NAMES = frozenset({"text", "image", "audio", "resource_link", "resource"})
-
-
-def _json_text(value: Any) -> str:
-    # allow_nan=False: NaN/Infinity are not JSON; a value containing them is a tool bug (ValueError).
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _base64(data: bytes | str, what: str) -> str:
@@ -138,7 +133,7 @@ def _as_full_result(value: Mapping[str, Any]) -> types.CallToolResult | None:
 
 def _structured(value: Any) -> types.CallToolResult:
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=_json_text(value))], structured_content=value
+        content=[types.TextContent(type="text", text=compact_json(value))], structured_content=value
     )
 
 
@@ -217,7 +212,7 @@ def to_call_result(
             return types.CallToolResult(content=blocks)
         if blocks:
             raise TypeError("a tool returned a list mixing content blocks and plain values")
-        return types.CallToolResult(content=[types.TextContent(type="text", text=_json_text(value))])
+        return types.CallToolResult(content=[types.TextContent(type="text", text=compact_json(value))])
     if isinstance(value, bool | int | float):
-        return types.CallToolResult(content=[types.TextContent(type="text", text=_json_text(value))])
+        return types.CallToolResult(content=[types.TextContent(type="text", text=compact_json(value))])
     raise TypeError(f"a tool returned a {type(value).__name__}, which cannot be sent as a tool result")

@@ -13,7 +13,8 @@ http basic                   ``username`` (non-empty) + ``password`` (set)  ``Au
 other http schemes           ``token``                                      ``Authorization: <scheme>``
 oauth2                       ``token`` (a ready access token), or           ``Authorization: Bearer``
                              ``client_id`` + ``client_secret`` + token URL
-                             (client-credentials grant, cached)
+                             (client-credentials grant, cached:
+                             :mod:`bridge.oauth_tokens`)
 openIdConnect                ``token``                                      ``Authorization: Bearer``
 mutualTLS / unsupported      never satisfiable                              —
 ============================ ============================================== =======================
@@ -33,53 +34,36 @@ positions, and named (never shown) in one start-up warning.
 
 from __future__ import annotations
 
-import base64
-import json
 import logging
 import os
-import re
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal
-from urllib.parse import quote_plus, urlencode
+from typing import Literal
+from urllib.parse import quote_plus
 
-import anyio
 import httpx
 
-from bridge.catalogue import Catalogue, SchemeUse, SecurityScheme
+from bridge.catalogue import SchemeUse, SecurityScheme
 from bridge.errors import CredentialsError
-from bridge.redact import CREDENTIAL_HEADERS, MIN_SECRET_LENGTH, TOKEN_QUERY_PARAMS, Redactor, scrub
+from bridge.header_values import HEADER_SAFE, basic_authorization
+from bridge.oauth_tokens import (
+    DEFAULT_TOKEN_EXPIRY_MARGIN,
+    DEFAULT_TOKEN_TIMEOUT,
+    ClientCredentialsTokens,
+    ClientSecret,
+)
+from bridge.redact import MIN_SECRET_LENGTH, Redactor
 
-__all__ = [
-    "CREDENTIAL_HEADERS",
-    "DEFAULT_TOKEN_EXPIRY_MARGIN",
-    "DEFAULT_TOKEN_LIFETIME",
-    "DEFAULT_TOKEN_RESPONSE_BYTES",
-    "DEFAULT_TOKEN_TIMEOUT",
-    "TOKEN_QUERY_PARAMS",
-    "CredentialParts",
-    "Credentials",
-    "scrub",
-]
+__all__ = ["CredentialParts", "Credentials"]
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_TOKEN_EXPIRY_MARGIN = 30.0
-"""Seconds before ``expires_in`` at which a cached OAuth2 token is refreshed."""
-DEFAULT_TOKEN_LIFETIME = 300.0
-"""Seconds a token is cached when the token endpoint sends no ``expires_in``."""
-DEFAULT_TOKEN_TIMEOUT = 30.0
-"""Overall deadline, in seconds, of one token request."""
-DEFAULT_TOKEN_RESPONSE_BYTES = 64 * 1024
-"""Largest token-endpoint answer read."""
 
 Role = Literal["value", "token", "username", "password", "client_id", "client_secret"]
 _SECRET_ROLES: frozenset[str] = frozenset({"value", "token", "password", "client_secret"})
 _REMEMBERED_TOKENS = 32  # fetched tokens kept for redaction
-_HEADER_SAFE = re.compile(r"[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,18 +77,6 @@ class CredentialParts:
     """Names of the security schemes used (empty: anonymous)."""
     env_names: tuple[str, ...] = ()
     """Environment variables behind the credentials used, for hints after a 401/403."""
-
-
-@dataclass(slots=True)
-class _Token:
-    value: str
-    expires_at: float
-
-
-@dataclass(slots=True)
-class _TokenSlot:
-    lock: anyio.Lock = field(default_factory=anyio.Lock)
-    token: _Token | None = None
 
 
 class Credentials:
@@ -143,14 +115,6 @@ class Credentials:
             if raw is not None and raw.strip():
                 self._bound[name] = raw.strip()
         self._bound_view: Mapping[str, str] = MappingProxyType(self._bound)
-        self._base_url = httpx.URL(base_url) if base_url is not None else None
-        self._transport = transport
-        self._clock = clock
-        self._token_timeout = token_timeout
-        self._margin = expiry_margin
-        self._user_agent = user_agent
-        self._client: httpx.AsyncClient | None = None
-        self._slots: dict[tuple[str, tuple[str, ...]], _TokenSlot] = {}
         self._secrets: dict[str, None] = {}
         self._tokens: deque[str] = deque(maxlen=_REMEMBERED_TOKENS)
         short: list[str] = []
@@ -158,6 +122,16 @@ class Credentials:
             short.extend(self._collect_secrets(scheme))
         self._secrets.update(dict.fromkeys(self._bound.values()))  # parameters bound to the environment are secrets
         self._redactor = Redactor(self._secrets, **_positions(self._schemes.values()))
+        self._tokens_of_clients = ClientCredentialsTokens(
+            learn=self.remember_token,
+            redact=self._redactor,
+            base_url=httpx.URL(base_url) if base_url is not None else None,
+            transport=transport,
+            clock=clock,
+            token_timeout=token_timeout,
+            expiry_margin=expiry_margin,
+            user_agent=user_agent,
+        )
         if short:
             logger.warning(
                 "Secrets shorter than %d characters (in %s) are masked in results only where they are sent as "
@@ -165,16 +139,6 @@ class Credentials:
                 MIN_SECRET_LENGTH,
                 " and ".join(dict.fromkeys(short)),
             )
-
-    @classmethod
-    def from_catalogue(
-        cls,
-        catalogue: Catalogue,
-        environ: Mapping[str, str] | None = None,
-        **options: Any,
-    ) -> Credentials:
-        """Credentials for every security scheme of ``catalogue``; ``options`` go to the constructor."""
-        return cls(catalogue.security_schemes, environ, **options)
 
     # ------------------------------------------------------------------------------ configuration
 
@@ -285,12 +249,18 @@ class Credentials:
                     cookies.append((scheme.param_name, value))
             elif scheme.type == "http" and (scheme.http_scheme or "").lower() == "basic":
                 headers.append(
-                    ("Authorization", "Basic " + _basic(self._raw(scheme, "username"), self._raw(scheme, "password")))
+                    ("Authorization", basic_authorization(self._raw(scheme, "username"), self._raw(scheme, "password")))
                 )
             elif scheme.type == "http" and (scheme.http_scheme or "bearer").lower() != "bearer":
                 headers.append(("Authorization", f"{scheme.http_scheme} {self._header_safe(scheme, 'token')}"))
             elif scheme.type == "oauth2" and not self._raw(scheme, "token"):
-                token = await self._client_credentials_token(use.scheme, scheme, use.scopes)
+                client = ClientSecret(
+                    self._raw(scheme, "client_id"),
+                    self._raw(scheme, "client_secret"),
+                    self._var(scheme, "client_id"),
+                    self._var(scheme, "client_secret"),
+                )
+                token = await self._tokens_of_clients.token(use.scheme, scheme, use.scopes, client)
                 headers.append(("Authorization", f"Bearer {token}"))
             else:
                 headers.append(("Authorization", f"Bearer {self._header_safe(scheme, 'token')}"))
@@ -304,7 +274,7 @@ class Credentials:
 
     def _header_safe(self, scheme: SecurityScheme, role: Role) -> str:
         value = self._raw(scheme, role)
-        if not _HEADER_SAFE.fullmatch(value):
+        if not HEADER_SAFE.fullmatch(value):
             raise CredentialsError(
                 f"The value of {self._var(scheme, role)} contains characters that cannot be sent in an HTTP "
                 "request (line breaks, control or non-ASCII characters). The user must fix it."
@@ -313,102 +283,12 @@ class Credentials:
 
     # ------------------------------------------------------------------------------------ oauth2
 
-    async def _client_credentials_token(self, name: str, scheme: SecurityScheme, scopes: Sequence[str]) -> str:
-        key = (name, tuple(sorted(set(scopes))))
-        slot = self._slots.get(key)
-        if slot is None:
-            slot = self._slots[key] = _TokenSlot()
-        async with slot.lock:
-            token = slot.token
-            if token is not None and self._clock() < token.expires_at:
-                return token.value
-            slot.token = await self._fetch_token(name, scheme, key[1])
-            return slot.token.value
-
     def invalidate(self, parts: CredentialParts) -> None:
         """Forget cached OAuth2 tokens of the schemes in ``parts`` (after the API answered 401)."""
-        for key, slot in self._slots.items():
-            if key[0] in parts.schemes:
-                slot.token = None
-
-    async def _fetch_token(self, name: str, scheme: SecurityScheme, scopes: tuple[str, ...]) -> _Token:
-        assert scheme.token_url is not None
-        id_var = self._var(scheme, "client_id")
-        secret_var = self._var(scheme, "client_secret")
-        what = f'an OAuth2 access token for "{name}"'
-        url = self._token_url(scheme.token_url, what)
-        form = {"grant_type": "client_credentials"}
-        if scopes:
-            form["scope"] = " ".join(scopes)
-        client_id, secret = self._raw(scheme, "client_id"), self._raw(scheme, "client_secret")
-        headers = {
-            "Authorization": "Basic " + _basic(quote_plus(client_id), quote_plus(secret)),
-            "Content-Type": "application/x-www-form-urlencoded",
-            "Accept": "application/json",
-        }
-        if self._user_agent:
-            headers["User-Agent"] = self._user_agent
-        started = self._clock()
-        try:
-            with anyio.fail_after(self._token_timeout):
-                request = self._http().build_request("POST", url, headers=headers, content=urlencode(form).encode())
-                response = await self._http().send(request, stream=True)
-                try:
-                    body = await _read_limited(response, DEFAULT_TOKEN_RESPONSE_BYTES)
-                finally:
-                    with anyio.CancelScope(shield=True):
-                        await response.aclose()
-        except TimeoutError:
-            raise CredentialsError(f"Could not get {what}: the token endpoint did not answer in time.") from None
-        except httpx.HTTPError as exc:
-            raise CredentialsError(
-                f"Could not get {what}: the token endpoint could not be reached ({type(exc).__name__})."
-            ) from None
-        payload = _json_object(body)
-        if response.status_code != 200:
-            code = payload.get("error") if payload else None
-            detail = f" ({self.redact(code)})" if isinstance(code, str) and len(code) < 100 else ""
-            raise CredentialsError(
-                f"Could not get {what}: the token endpoint answered HTTP {response.status_code}{detail}. "
-                f"The user must check {id_var} and {secret_var}."
-            )
-        token = payload.get("access_token") if payload else None
-        if not isinstance(token, str) or not _HEADER_SAFE.fullmatch(token):
-            raise CredentialsError(f"Could not get {what}: the token endpoint's answer has no usable access_token.")
-        expires_in = payload.get("expires_in") if payload else None
-        lifetime = (
-            float(expires_in) if isinstance(expires_in, int | float) and not isinstance(expires_in, bool) else None
-        )
-        if lifetime is None or lifetime <= 0:
-            lifetime = DEFAULT_TOKEN_LIFETIME
-        keep = lifetime - self._margin if lifetime > 2 * self._margin else lifetime / 2
-        self._add_secret(token)
-        logger.debug("Fetched an OAuth2 token for %s, cached for %.0f s", name, keep)
-        return _Token(token, started + keep)
-
-    def _token_url(self, token_url: str, what: str) -> httpx.URL:
-        url = httpx.URL(token_url)
-        if url.is_relative_url:
-            if self._base_url is None:
-                raise CredentialsError(f"Could not get {what}: the token URL is relative and no base URL is known.")
-            url = self._base_url.join(token_url)
-        if url.scheme not in ("http", "https") or not url.host:
-            raise CredentialsError(f"Could not get {what}: the token URL is not an http(s) URL.")
-        return url
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                transport=self._transport,
-                follow_redirects=False,
-                timeout=httpx.Timeout(self._token_timeout),
-            )
-        return self._client
+        self._tokens_of_clients.invalidate(parts.schemes)
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        await self._tokens_of_clients.aclose()
 
     # --------------------------------------------------------------------------------- redaction
 
@@ -431,11 +311,6 @@ class Credentials:
                 self._secrets[f"{quote_plus(client_id)}:{quote_plus(secret)}"] = None
         return short
 
-    def _add_secret(self, token: str) -> None:
-        if token not in self._tokens:
-            self._tokens.append(token)
-            self._redactor.learn(self._tokens)
-
     @property
     def redact(self) -> Redactor:
         """The redactor of this API's secrets: ``credentials.redact(text)``; kept up to date with
@@ -452,8 +327,10 @@ class Credentials:
         return MappingProxyType(self._schemes)
 
     def remember_token(self, token: str) -> None:
-        """Redact ``token`` from now on (a token obtained at run time, e.g. by token exchange)."""
-        self._add_secret(token)
+        """Redact ``token`` from now on (a token obtained at run time: fetched, or by token exchange)."""
+        if token not in self._tokens:
+            self._tokens.append(token)
+            self._redactor.learn(self._tokens)
 
 
 def _positions(schemes: Iterable[SecurityScheme]) -> dict[str, list[str]]:
@@ -471,10 +348,6 @@ def _positions(schemes: Iterable[SecurityScheme]) -> dict[str, list[str]]:
     return {"names": names, "header_names": header_names, "scheme_words": words}
 
 
-def _basic(user: str, password: str) -> str:
-    return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-
-
 def _kind(scheme: SecurityScheme) -> str:
     if scheme.type == "apiKey":
         return "API key"
@@ -485,24 +358,3 @@ def _kind(scheme: SecurityScheme) -> str:
     if scheme.type == "openIdConnect":
         return "OpenID Connect token"
     return "mutual TLS"
-
-
-def _join(names: Sequence[str]) -> str:
-    return " and ".join(names)
-
-
-def _json_object(body: bytes) -> dict[str, object] | None:
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
-
-
-async def _read_limited(response: httpx.Response, limit: int) -> bytes:
-    chunks = bytearray()
-    async for chunk in response.aiter_bytes():
-        chunks += chunk
-        if len(chunks) > limit:
-            raise CredentialsError("The token endpoint's answer is too large.")
-    return bytes(chunks)

@@ -38,7 +38,6 @@ array items are one part each; other values are text parts, typed when the encod
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -48,6 +47,7 @@ from urllib.parse import quote
 from bridge.catalogue import BodyBinding, PartEncoding
 from bridge.errors import InvalidArgumentsError
 from bridge.files import decode_file
+from bridge.json_text import compact_json
 from bridge.media_types import is_json_media
 from bridge.styles import primitive_text
 
@@ -76,10 +76,6 @@ def _encoding(body: BodyBinding, key: str) -> PartEncoding | None:
     return next((e for e in body.encoding if e.name == key), None)
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
 def _structured(value: Any) -> bool:
     return isinstance(value, Mapping | list | tuple)
 
@@ -103,7 +99,7 @@ def urlencoded(fields: Mapping[str, Any], body: BodyBinding, names: ArgNames) ->
         # A declared property name comes from the spec (trusted), so brackets in it stay literal.
         name = quote(key, safe="[]")
         if key in body.json_fields:
-            pairs.append(f"{name}={quote(_json(value), safe='')}")
+            pairs.append(f"{name}={quote(compact_json(value), safe='')}")
         elif key in body.file_fields:
             items = value if isinstance(value, list | tuple) else [value]
             pairs.extend(f"{name}={quote(decode_file(v, names.get(key))[0], safe='')}" for v in items)
@@ -115,7 +111,7 @@ def urlencoded(fields: Mapping[str, Any], body: BodyBinding, names: ArgNames) ->
 
 
 def _text(value: Any) -> str:
-    return quote(_json(value) if _structured(value) else primitive_text(value), safe="")
+    return quote(compact_json(value) if _structured(value) else primitive_text(value), safe="")
 
 
 def _styled(name: str, value: Any, style: str, explode: bool) -> list[str]:
@@ -181,11 +177,11 @@ def multipart(fields: Mapping[str, Any], body: BodyBinding, names: ArgNames) -> 
                 parts.append(_part(key, data, mime or declared or "application/octet-stream", filename or key))
         elif key in body.json_fields or isinstance(value, Mapping):
             json_type = declared if declared and is_json_media(declared) else "application/json"
-            parts.append(_part(key, _json(value).encode("utf-8"), json_type, None))
+            parts.append(_part(key, compact_json(value).encode("utf-8"), json_type, None))
         elif isinstance(value, list | tuple):
             for item in value:
                 if _structured(item):
-                    parts.append(_part(key, _json(item).encode("utf-8"), "application/json", None))
+                    parts.append(_part(key, compact_json(item).encode("utf-8"), "application/json", None))
                 elif item is not None:
                     parts.append(_part(key, primitive_text(item).encode("utf-8"), declared, None))
         else:

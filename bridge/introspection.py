@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from bridge.outbound import Endpoint, OutboundError
+from bridge.token_claims import access_token, audience_match
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
@@ -52,11 +53,8 @@ class Introspector:
         self._clock = clock
         self._cache: OrderedDict[bytes, tuple[float, AccessToken]] = OrderedDict()
         self._slots = anyio.Semaphore(MAX_IN_FLIGHT)
-        self.requests = 0
 
     async def verify(self, token: str) -> AccessToken | None:
-        from bridge.client_auth import access_token, audience_match
-
         key = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
         now = self._clock()
         hit = self._cache.get(key)
@@ -71,7 +69,6 @@ class Introspector:
             logger.warning("refused a client bearer token: %d introspections already in flight", MAX_IN_FLIGHT)
             return None
         try:
-            self.requests += 1
             async with self._endpoint.client() as client:
                 data = await self._endpoint.json(
                     client, form={"token": token, "token_type_hint": "access_token"}, auth=self._client

@@ -13,11 +13,11 @@ It replaces with ``***``:
   characters they share with their neighbours);
 - a **shorter secret** only in a known credential position: after ``Bearer``/``Basic``/the
   scheme's word, after a credential name (the scheme's own header, query or cookie name,
-  :data:`CREDENTIAL_HEADERS`, :data:`TOKEN_QUERY_PARAMS`) and ``:``/``=``, or as the value of such
-  a JSON member or header pair (:meth:`Redactor.member`). Masked everywhere, ``API_KEY=a`` would
-  turn ``{"name": ...}`` into ``{"n***me": ...}``; such a secret is a configuration problem,
-  reported once at start-up (by :class:`~bridge.credentials.Credentials`);
-- whatever the values, the structural spellings of credentials (:func:`scrub`).
+  :data:`~bridge.scrub.CREDENTIAL_HEADERS`, :data:`~bridge.scrub.TOKEN_QUERY_PARAMS`) and
+  ``:``/``=``, or as the value of such a JSON member or header pair (:meth:`Redactor.member`).
+  Masked everywhere, ``API_KEY=a`` would turn ``{"name": ...}`` into ``{"n***me": ...}``; such a
+  secret is a configuration problem, reported once at start-up (by :class:`~bridge.credentials.Credentials`);
+- whatever the values, the structural spellings of credentials (:func:`bridge.scrub.scrub`).
 
 Cost is linear in the text: escapes are decoded into one canonical text (only when the text has
 an escape character at all, see :mod:`bridge.spellings`) and every form is a plain substring
@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from bridge.scrub import CREDENTIAL_HEADERS, TOKEN_QUERY_PARAMS, scrub, scrub_can_change, structural_spans
 from bridge.spellings import (
     DEEP,
     ESCAPE_CHARS,
@@ -42,88 +43,12 @@ from bridge.spellings import (
     short_spellings,
 )
 
-__all__ = [
-    "CREDENTIAL_HEADERS",
-    "MIN_SECRET_LENGTH",
-    "TOKEN_QUERY_PARAMS",
-    "Redactor",
-    "scrub",
-]
+__all__ = ["MIN_SECRET_LENGTH", "Redactor"]
 
 MIN_SECRET_LENGTH = 8
 """Shorter secrets are masked only in credential positions: a 1-7 character value is too likely to
 be part of ordinary words and keys (and a real API key, token or password is longer)."""
 MASK = "***"
-
-TOKEN_QUERY_PARAMS: tuple[str, ...] = (
-    "access_token",
-    "refresh_token",
-    "id_token",
-    "token",
-    "auth",
-    "api_key",
-    "apikey",
-    "api-key",
-    "key",
-    "sig",
-    "signature",
-    "secret",
-    "client_secret",
-    "password",
-    "passwd",
-    "session",
-    "x-amz-signature",
-    "x-amz-credential",
-    "x-amz-security-token",
-    "x-goog-signature",
-    "x-goog-credential",
-)
-"""Query parameter names whose values :func:`scrub` hides in any URL (case-insensitive)."""
-CREDENTIAL_HEADERS: tuple[str, ...] = ("authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key")
-"""Header names whose values :func:`scrub` hides in header-like lines and JSON members."""
-
-_NAMES = "|".join(re.escape(n) for n in CREDENTIAL_HEADERS)
-_SCRUBS: tuple[tuple[re.Pattern[str], str], ...] = (
-    # scheme://user:password@host  ->  scheme://***@host
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,20}://)[^\s/?#@\"'<>]+@"), r"\1***@"),
-    # ?access_token=…&sig=…  ->  ?access_token=***&sig=***
-    (
-        re.compile(r"(?i)([?&;](?:" + "|".join(re.escape(n) for n in TOKEN_QUERY_PARAMS) + r")=)[^&;#\s\"'<>]+"),
-        r"\1***",
-    ),
-    # "Authorization": "…"  (JSON members, any case; escaped quotes inside the value included)
-    (re.compile(r'(?i)("(?:' + _NAMES + r')"\s*:\s*)"(?:[^"\\]|\\.)*"'), r'\1"***"'),
-    # 'Authorization': '…'  (Python reprs of header dicts)
-    (re.compile(r"(?i)('(?:" + _NAMES + r")'\s*:\s*)'(?:[^'\\]|\\.)*'"), r"\1'***'"),
-    # Authorization: …  (a header line, up to its end)
-    (re.compile(r"(?im)^([ \t]*(?:" + _NAMES + r")[ \t]*:[ \t]*)[^\r\n]+"), r"\1***"),
-    # Bearer eyJhbGciOi…  (long enough not to be a word)
-    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9\-._~+/]{16,}=*"), r"\1***"),
-)
-# Every pattern above needs one of these literals (same flags): "@", "=", a credential header name
-# (each contains one of the three names below) or "bearer". Most strings in a JSON result have
-# none, and one search is cheaper than six substitutions.
-_SCRUB_HINT = re.compile(r"(?i)@|=|bearer|authorization|cookie|x-api-key")
-# What the userinfo spelling (the first of _SCRUBS) needs, without its scheme: a faster search.
-_USERINFO_HINT = re.compile(r"://[^\s/?#@\"'<>]+@")
-_TOKEN_PARAMS = _SCRUBS[1][0]  # ?access_token=…
-_BEARER = _SCRUBS[-1][0]  # Bearer eyJ…
-
-
-def scrub(text: str) -> str:
-    """``text`` with structural credential spellings replaced by ``***`` (values not needed).
-
-    Covers URL userinfo, token-like query parameters (:data:`TOKEN_QUERY_PARAMS`), credential
-    header lines and JSON members (:data:`CREDENTIAL_HEADERS`) and long ``Bearer`` tokens.
-    """
-    if _SCRUB_HINT.search(text) is None:
-        return text
-    for pattern, replacement in _SCRUBS:
-        text = pattern.sub(replacement, text)
-    return text
-
-
-# ------------------------------------------------------------------------------- the redactor
 
 _SCHEME_WORDS = ("bearer", "basic", "token", "digest")
 _VALUE_END = r"(?![A-Za-z0-9_~+/-]|[.=][A-Za-z0-9])"
@@ -258,17 +183,10 @@ class Redactor:
             return False
         if self._candidates is not None and self._candidates.search(text) is not None:
             return False
-        # The structural spellings, by their necessary literals first (each regex over a whole
-        # answer costs ~0.5 ms; a substring test a few µs). The header-line and JSON-member ones
-        # need a credential header name, so the names test covers them.
         lowered = text.lower()
         if any(name in lowered for name in self._header_names):
             return False
-        if "@" in text and _USERINFO_HINT.search(text) is not None:
-            return False
-        if "=" in text and _TOKEN_PARAMS.search(text) is not None:
-            return False
-        return "bearer" not in lowered or _BEARER.search(text) is None
+        return not scrub_can_change(text, lowered)
 
     def member(self, name: str, value: str) -> str:
         """The value of a JSON member or header pair ``name: value``, redacted.
@@ -290,8 +208,7 @@ class Redactor:
         Latin-1 (1:1) and as UTF-8 (a UTF-8 secret next to escaped text)."""
         latin = data.decode("latin-1")
         spans = self._spans(latin)
-        for pattern, _ in _SCRUBS:
-            spans.extend((m.end(1), m.end(0)) for m in pattern.finditer(latin))
+        spans.extend(structural_spans(latin))
         if not data.isascii():
             utf8 = data.decode("utf-8", "surrogateescape")
             spans.extend(_byte_spans(utf8, self._spans(utf8)))

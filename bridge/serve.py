@@ -16,10 +16,11 @@ import anyio
 import httpx
 from mcp.server.lowlevel import Server
 
+from bridge.argument_size import DEFAULT_MAX_ARGUMENT_BYTES
+from bridge.auth_options import ExchangeOptions
 from bridge.catalogue import Catalogue, ServeMode
-from bridge.client_auth import ClientAuth, ClientTokenVerifier, ExchangeOptions
+from bridge.client_auth import ClientAuth, ClientTokenVerifier
 from bridge.codemode import CodeMode, code_instructions, code_registry
-from bridge.credentials import scrub
 from bridge.discovery import CALL as DISCOVERY_CALL
 from bridge.discovery import discovery_instructions, discovery_registry
 from bridge.errors import BridgeError
@@ -29,6 +30,7 @@ from bridge.package import apply_hooks, load_catalogue
 from bridge.response_check import ResponseContract
 from bridge.sandbox import Sandbox, SandboxLimits
 from bridge.scopes import call_requirement as scopes_call_requirement
+from bridge.scrub import scrub
 from bridge.server import build_server
 from bridge.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS
 from bridge.startup import base_url_source, startup_lines
@@ -39,7 +41,6 @@ from bridge.transports import ASGIApp, http_app, run_http, run_stdio
 from bridge.trim import FIELDS_INSTRUCTIONS, TrimSettings
 from bridge.trim import INSTRUCTIONS as TRIM_INSTRUCTIONS
 from bridge.tuning import long_lived_objects
-from bridge.validation import DEFAULT_MAX_ARGUMENT_BYTES
 
 logger = logging.getLogger("bridge")
 

@@ -29,13 +29,14 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from bridge.argument_size import DEFAULT_MAX_ARGUMENT_BYTES
 from bridge.content import error_result
-from bridge.credentials import scrub
 from bridge.errors import ToolError
 from bridge.invoke import invoke
 from bridge.scopes import allows, caller_scopes, missing
+from bridge.scrub import scrub
 from bridge.tools import Tool, ToolContext, ToolRegistry, single_leaf
-from bridge.validation import DEFAULT_MAX_ARGUMENT_BYTES, ArgumentValidator
+from bridge.validation import ArgumentValidator
 
 __all__ = ["UNEXPECTED_ERROR_MESSAGE", "build_server", "wire_data", "wire_tool"]
 
@@ -273,9 +274,9 @@ def build_server(
     5-10% of in-process throughput, which is nothing next to an upstream HTTP call, and dropping
     it would silently break tracing for deployments that install an OpenTelemetry SDK.
 
-    ``max_argument_bytes`` caps one call's arguments (0: no cap; see ``bridge.validation``).
+    ``max_argument_bytes`` caps one call's arguments (0: no cap; see ``bridge.argument_size``).
     ``redact`` scrubs every tool error message before it is sent (default: the structural
-    credential spellings of :func:`bridge.credentials.scrub`; ``Credentials.redact`` adds the
+    credential spellings of :func:`bridge.scrub.scrub`; ``Credentials.redact`` adds the
     configured secret values).
     """
     handlers = _ToolHandlers(registry, redact, max_argument_bytes)

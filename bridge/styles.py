@@ -58,6 +58,7 @@ from urllib.parse import quote, unquote
 
 from bridge.catalogue import ParamBinding
 from bridge.errors import InvalidArgumentsError
+from bridge.json_text import compact_json
 
 __all__ = [
     "RESERVED",
@@ -106,7 +107,7 @@ def primitive_text(value: Any) -> str:
         return json.dumps(value)
     if value is None:
         return ""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return compact_json(value)
 
 
 def encode_value(text: str, *, allow_reserved: bool = False) -> str:

@@ -73,8 +73,6 @@ class TokenExchanger:
         self._clock = clock
         self._cache: OrderedDict[tuple[str, str, tuple[str, ...]], _Cached] = OrderedDict()
         self._inflight: dict[tuple[str, str, tuple[str, ...]], anyio.Lock] = {}
-        self.exchanges = 0
-        self.hits = 0
 
     @staticmethod
     def _subject_key(subject: str | None, subject_token: str) -> str:
@@ -95,14 +93,12 @@ class TokenExchanger:
         key = self._key(subject, subject_token, scopes)
         cached = self._fresh(key)
         if cached is not None:
-            self.hits += 1
             return cached
         lock = self._inflight.setdefault(key, anyio.Lock())
         try:
             async with lock:
                 cached = self._fresh(key)  # the exchange this call waited for may have made it
                 if cached is not None:
-                    self.hits += 1
                     return cached
                 token, lifetime = await self._exchange(subject_token, key[2])
                 self._cache[key] = _Cached(token, self._clock() + max(lifetime - EXPIRY_MARGIN, 1.0))
@@ -125,7 +121,6 @@ class TokenExchanger:
         return entry.token
 
     async def _exchange(self, subject_token: str, scopes: tuple[str, ...]) -> tuple[str, float]:
-        self.exchanges += 1
         form = {
             "grant_type": GRANT_TYPE,
             "subject_token": subject_token,

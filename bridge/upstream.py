@@ -16,14 +16,9 @@ from the HTTP method and the failure (connect failures for every method; after s
 GET/HEAD/OPTIONS/PUT/DELETE, on read errors and 429/502/503/504; never POST/PATCH), with
 jittered exponential backoff and ``Retry-After`` honoured only within the deadline.
 
-Bodies are streamed and capped on *decoded* bytes. ``Accept-Encoding`` is pinned to
-``gzip, deflate`` and the bridge decompresses the raw stream itself with ``zlib``'s
-``max_length``, so a compression bomb never expands past the cap in memory. A body with any
-other ``Content-Encoding`` (``br``, ``zstd``, or stacked codings such as ``gzip, gzip``, which
-httpx would expand a whole network read at a time) is not decoded: a success body is refused
-and an error body is dropped. A 2xx/3xx body over the cap raises :class:`ResponseTooLarge`; a
-4xx/5xx body is cut at ``max_error_body_bytes`` after secrets are redacted from a slightly longer
-read, so a secret straddling the cut cannot leave a readable prefix.
+Bodies are streamed and capped on *decoded* bytes (:mod:`bridge.response_body`): a success body
+over ``max_response_bytes`` is refused, an error body is redacted, then cut at
+``max_error_body_bytes``.
 
 Redirects are never followed by httpx. The bridge follows a redirect itself (at most
 ``max_redirects`` hops) only when :func:`~bridge.redirects.redirect_target` admits it: same
@@ -33,14 +28,13 @@ otherwise the call fails with a tool error and nothing more is sent.
 Nothing from the MCP client's request is forwarded: requests are built from the tool's binding,
 arguments and the bridge's own credentials; the client keeps no cookies between calls. Log
 records of httpx/httpcore and of every root handler present when the upstream is created pass
-through ``redact`` (message, arguments and formatted traceback).
+through ``redact`` (:mod:`bridge.log_redaction`).
 """
 
 from __future__ import annotations
 
 import functools
 import http
-import http.cookiejar
 import logging
 import time
 from collections.abc import Callable
@@ -50,12 +44,13 @@ import anyio
 import httpx
 
 from bridge.base_url import origin_of
-from bridge.bounded_decoder import BoundedDecoder
-from bridge.errors import ResponseTooLarge, UnsafeRequestError, UpstreamError, UpstreamTimeout
+from bridge.errors import UnsafeRequestError, UpstreamError, UpstreamTimeout
 from bridge.http_settings import ACCEPT_ENCODING, USER_AGENT, HttpSettings
 from bridge.limits import ConcurrencyLimit, RateLimit
+from bridge.log_redaction import LogRedaction
 from bridge.redirects import redirect_target
 from bridge.request import PreparedRequest, check_prepared
+from bridge.response_body import read_capped
 from bridge.retry import parse_retry_after, phase_of
 from bridge.stateless_client import StatelessClient
 
@@ -64,9 +59,6 @@ __all__ = ["Upstream", "UpstreamResponse"]
 logger = logging.getLogger(__name__)
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
-_ZLIB_ENCODINGS = frozenset({"gzip", "x-gzip", "deflate"})
-_REDACT_SLACK = 4096
-"""Extra error-body bytes read so that a secret straddling the cut is redacted before cutting."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,36 +93,6 @@ class _Retry:
 
 def _no_redact(text: str) -> str:
     return text
-
-
-class _RedactingFilter(logging.Filter):
-    """Scrubs secrets out of log records: message, arguments, traceback and stack text.
-
-    httpx logs full URLs (API keys in queries included); a traceback may quote a URL or a header.
-    """
-
-    def __init__(self, redact: Callable[[str], str]) -> None:
-        super().__init__()
-        self._redact = redact
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except (TypeError, ValueError):
-            message = str(record.msg)
-        redacted = self._redact(message)
-        if redacted != message or record.args:
-            record.msg, record.args = redacted, None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
-        if record.exc_text:
-            record.exc_text = self._redact(record.exc_text)
-        if record.stack_info:
-            record.stack_info = self._redact(record.stack_info)
-        return True
-
-
-_HTTPX_LOGGERS = ("httpx", "httpcore")
 
 
 class _CallState:
@@ -186,13 +148,7 @@ class Upstream:
             headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
             trust_env=self.settings.trust_env,
         )
-        self._log_filter = _RedactingFilter(redact) if redact is not _no_redact else None
-        self._filtered: list[logging.Logger | logging.Handler] = []
-        if self._log_filter is not None:
-            self._filtered.extend(logging.getLogger(name) for name in _HTTPX_LOGGERS)
-            self._filtered.extend(logging.getLogger().handlers)
-            for target in self._filtered:
-                target.addFilter(self._log_filter)
+        self._log_redaction = LogRedaction(redact) if redact is not _no_redact else None
 
     async def __aenter__(self) -> Upstream:
         return self
@@ -201,10 +157,8 @@ class Upstream:
         await self.aclose()
 
     async def aclose(self) -> None:
-        if self._log_filter is not None:
-            for target in self._filtered:
-                target.removeFilter(self._log_filter)
-            self._filtered.clear()
+        if self._log_redaction is not None:
+            self._log_redaction.remove()
         await self._client.aclose()
 
     def _origin_text(self, url: httpx.URL) -> str:
@@ -369,48 +323,12 @@ class Upstream:
 
     async def _read(self, response: httpx.Response, url: httpx.URL, op: str) -> UpstreamResponse:
         success = response.status_code < 400
-        limit = self.settings.max_response_bytes if success else self.settings.max_error_body_bytes
-        redacting = not success and self._redact is not _no_redact
-        read_limit = limit + _REDACT_SLACK if redacting else limit
-        encodings = [e.strip().lower() for e in response.headers.get("content-encoding", "").split(",") if e.strip()]
-        codings = [e for e in encodings if e != "identity"]
-        decodable = len(codings) <= 1 and all(e in _ZLIB_ENCODINGS for e in codings)
-        if success and not decodable:
-            raise UpstreamError(
-                f"{op}: the API answered with a content encoding mcp-bridge does not decode "
-                f"({', '.join(codings)[:100]}); it only accepts {ACCEPT_ENCODING}."
-            )
-        if success and not codings:
-            declared = response.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > limit:
-                raise _too_large(op, limit)
-        body = bytearray()
-        truncated = False
-
-        def take(chunk: bytes) -> bool:
-            """Append ``chunk``; False once the limit is passed (success raises instead)."""
-            nonlocal truncated
-            room = read_limit - len(body)
-            if len(chunk) > room:
-                if success:
-                    raise _too_large(op, limit)
-                body.extend(chunk[:room])
-                truncated = True
-                return False
-            body.extend(chunk)
-            return True
-
-        if decodable:
-            decoder = BoundedDecoder(codings[0]) if codings else None
-            async for raw in response.aiter_raw():
-                chunk = decoder.decode(raw, read_limit - len(body) + 1) if decoder else raw
-                if not take(chunk):
-                    break
-        content = bytes(body)
-        if redacting and content:
-            content = self._redact(content.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
-        if len(content) > limit:
-            content, truncated = content[:limit], True
+        content, truncated = await read_capped(
+            response,
+            op,
+            limit=self.settings.max_response_bytes if success else self.settings.max_error_body_bytes,
+            redact=None if self._redact is _no_redact else self._redact,
+        )
         reason = response.reason_phrase or _phrase(response.status_code)
         return UpstreamResponse(
             status=response.status_code,
@@ -428,13 +346,6 @@ def _phrase(status: int) -> str:
         return http.HTTPStatus(status).phrase
     except ValueError:
         return ""
-
-
-def _too_large(op: str, limit: int) -> ResponseTooLarge:
-    return ResponseTooLarge(
-        f"{op}: the API's response is larger than the {limit:,}-byte limit (response too large); mcp-bridge "
-        "stopped reading it. Ask for less data (filters, smaller pages, fewer fields)."
-    )
 
 
 def _timeout_kind(exc: httpx.TimeoutException) -> str:

@@ -11,10 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bridge.argument_size import DEFAULT_MAX_ARGUMENT_BYTES, ArgumentsTooLargeError, argument_bytes
 from bridge.errors import InvalidArgumentsError
 from bridge.formats import is_base64_file
 from bridge.request import decode_file
-from bridge.validation import DEFAULT_MAX_ARGUMENT_BYTES, ArgumentsTooLargeError, ArgumentValidator, argument_bytes
+from bridge.validation import ArgumentValidator
 
 # The regex generated packages used to carry for file arguments: the oracle of what they take.
 FILE_PATTERN = (

@@ -10,7 +10,7 @@ import mcp_types as types
 import pytest
 from mcp import Client, MCPError
 
-import bridge.credentials
+import bridge.scrub
 import bridge.server
 from bridge.discovery import CALL, discovery_registry
 from bridge.errors import ToolDefinitionError, ToolError, UpstreamStatusError
@@ -314,7 +314,7 @@ async def test_a_hand_written_tools_error_message_is_redacted() -> None:
         )
 
     def redact(text: str) -> str:  # as Credentials.redact: configured values, then the structural spellings
-        return bridge.credentials.scrub(text.replace("CONFIGURED-SECRET-42", "***"))
+        return bridge.scrub.scrub(text.replace("CONFIGURED-SECRET-42", "***"))
 
     for kwargs in ({}, {"redact": redact}):
         async with connect(single(run), **kwargs) as client:

@@ -76,7 +76,6 @@ def test_a_call_gets_only_a_token_exchanged_for_its_own_subject_token(
     anyio.run(run)
     distinct = {(token, tuple(sorted(scopes)), subject) for subject, token, scopes in calls}
     assert len(endpoint.exchanges) == len(distinct)  # and each exchange is made once, then cached
-    assert ex.hits == len(calls) - len(distinct)
 
 
 def test_a_burst_of_one_users_calls_costs_one_exchange() -> None:

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from bridge.formats import FORMAT_CHECKER
 from bridge.trim import (
     MARKER_KEY,
     MIN_STRING,
@@ -25,7 +26,6 @@ from bridge.trim import (
     page_args,
     trim_result,
 )
-from bridge.validation import FORMAT_CHECKER
 from generator.compact import CompactSettings, compact_api
 from generator.load import load_spec
 from generator.options import GenerateOptions

@@ -19,10 +19,10 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 
 import bridge.results
+from bridge.formats import FORMAT_CHECKER
 from bridge.trim import MARKER_KEY, TrimSettings, advertised_schema, trim_result
 from bridge.trim_budget import Fitter
 from bridge.trim_walk import json_size, measure
-from bridge.validation import FORMAT_CHECKER
 
 # ------------------------------------------------------------------------------ shapes
 

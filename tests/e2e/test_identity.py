@@ -18,7 +18,8 @@ import anyio
 import httpx
 import pytest
 
-from bridge.client_auth import ClientAuth, ExchangeOptions
+from bridge.auth_options import ExchangeOptions
+from bridge.client_auth import ClientAuth
 from bridge.serve import ServeOptions, build_bridge_server, build_http_app, build_registry, build_runtime
 from tests.bridge.fake_upstream import FakeUpstream, Recorded, Reply, catalogue_from_spec, entry_from_spec
 from tests.identity import BRIDGE_CLIENT, ISSUER, JWKS_URL, TOKEN_URL, FakeAuthorizationServer

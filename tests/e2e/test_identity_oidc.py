@@ -28,7 +28,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
-from bridge.client_auth import ClientAuth, ClientTokenVerifier, ExchangeOptions
+from bridge.auth_options import ExchangeOptions
+from bridge.client_auth import ClientAuth, ClientTokenVerifier
 from bridge.demo_upstream import free_port
 from bridge.serve import ServeOptions, build_bridge_server, build_http_app, build_registry, build_runtime
 from tests.bridge.fake_upstream import catalogue_from_spec, entry_from_spec

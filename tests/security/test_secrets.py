@@ -29,9 +29,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-import bridge.redact as redact_module
+import bridge.scrub as scrub_module
 from bridge.catalogue import Catalogue, EnvVar, SecurityScheme
-from bridge.credentials import Credentials, scrub
+from bridge.credentials import Credentials
+from bridge.scrub import scrub
 from bridge.server import UNEXPECTED_ERROR_MESSAGE
 from bridge.upstream import Upstream
 from tests.security.fault_server import Attempt, Fault, FaultServer, closed_port
@@ -170,14 +171,14 @@ def test_scrub_prefilter_never_skips_a_string_a_pattern_would_change(text: str) 
 
 
 def _scrub_without_prefilter(text: str) -> str:
-    for pattern, replacement in redact_module._SCRUBS:
+    for pattern, replacement in scrub_module.SCRUBS:
         text = pattern.sub(replacement, text)
     return text
 
 
 def test_every_credential_header_name_carries_a_scrub_hint() -> None:
-    for name in redact_module.CREDENTIAL_HEADERS:
-        assert redact_module._SCRUB_HINT.search(name) is not None, name
+    for name in scrub_module.CREDENTIAL_HEADERS:
+        assert scrub_module._SCRUB_HINT.search(name) is not None, name
 
 
 # ------------------------------------------------------------- the canary, over stdio, end to end

@@ -1,0 +1,77 @@
+"""What a verified token's claims say: its audience, its scopes, and the SDK's ``AccessToken`` made of them.
+
+Shared by the JWT verifier (:mod:`bridge.client_auth`) and token introspection
+(:mod:`bridge.introspection`), so both accept the same audiences and read scopes alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from mcp.server.auth.provider import AccessToken
+
+__all__ = ["LEEWAY_SECONDS", "access_token", "audience_match", "same_resource", "scopes_of"]
+
+LEEWAY_SECONDS = 60  # clock skew allowed on exp and nbf
+
+
+def same_resource(a: str, b: str) -> bool:
+    """Compare two http(s) URLs as the SDK does: scheme and host case-insensitive, default port implied."""
+
+    def norm(url: str) -> tuple[str, str, int | None, str] | None:
+        try:
+            parts = urlsplit(url)
+            port = parts.port
+        except ValueError:
+            return None
+        scheme = parts.scheme.lower()
+        if scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+            return None
+        default = 443 if scheme == "https" else 80
+        return scheme, parts.hostname.lower(), None if port == default else port, parts.path.rstrip("/")
+
+    left, right = norm(a), norm(b)
+    return left is not None and left == right
+
+
+def scopes_of(claims: Mapping[str, Any]) -> list[str]:
+    scope = claims.get("scope")
+    if isinstance(scope, str):
+        return scope.split()
+    scp = claims.get("scp")
+    if isinstance(scp, list):
+        return [s for s in scp if isinstance(s, str)]
+    if isinstance(scp, str):
+        return scp.split()
+    return []
+
+
+def audience_match(claims: Mapping[str, Any], resource_url: str) -> str | None:
+    aud = claims.get("aud")
+    audiences = [aud] if isinstance(aud, str) else aud if isinstance(aud, list) else []
+    return next((a for a in audiences if isinstance(a, str) and same_resource(a, resource_url)), None)
+
+
+def access_token(token: str, claims: Mapping[str, Any], audience: str) -> AccessToken:
+    from mcp.server.auth.provider import AccessToken
+
+    subject = claims.get("sub") if isinstance(claims.get("sub"), str) else None
+    client_id = next(
+        (v for k in ("client_id", "azp", "sub") if isinstance(v := claims.get(k), str) and v),
+        "unknown-client",
+    )
+    issuer = claims.get("iss")
+    exp = claims.get("exp")
+    return AccessToken(
+        token=token,
+        client_id=client_id,
+        scopes=scopes_of(claims),
+        # The SDK refuses a token past expires_at with no leeway of its own: the leeway is added here.
+        expires_at=int(exp) + LEEWAY_SECONDS if isinstance(exp, int | float) and not isinstance(exp, bool) else None,
+        resource=audience,
+        subject=subject,
+        claims={"iss": issuer} if isinstance(issuer, str) else None,
+    )
