@@ -105,7 +105,7 @@ def _credential_params(document: dict[str, Any], op: dict[str, Any]) -> set[tupl
 
 def check_api(document: dict[str, Any], api: Any, catalogue: Any) -> dict[str, Any]:
     """The schema-correctness counts of one generated API (all zero when it is right)."""
-    from generator.schemas import unresolved_refs
+    from generator.schema_keywords import unresolved_refs
 
     declared = declared_operations(document)
     by_label = {tool.operation: tool for tool in catalogue.tools}

@@ -47,7 +47,8 @@ from bridge.media_types import (
 from generator import naming
 from generator.ir import Body
 from generator.parse_context import Context, Inputs, RawOperation, deref, described, text
-from generator.schemas import REQUEST, Converted, Schema, SchemaError, is_file_schema
+from generator.schema_keywords import Schema, is_file_schema
+from generator.schemas import REQUEST, Converted, SchemaError
 
 __all__ = ["FILE_DESCRIPTION", "FILE_PATTERN", "body_kind", "choose_media_type", "media_kind", "request_body"]
 

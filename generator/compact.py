@@ -59,7 +59,7 @@ from generator.options import (
     DEFAULT_PROPERTY_DESCRIPTION_LIMIT,
     DEFAULT_SHARE_MIN_CHARS,
 )
-from generator.schemas import LIST_KEYWORDS, MAP_KEYWORDS, ONE_KEYWORDS, child_schemas
+from generator.schema_keywords import LIST_KEYWORDS, MAP_KEYWORDS, ONE_KEYWORDS, child_schemas
 
 # The text and $defs steps live in their own modules; these names stay importable from here.
 __all__ = [

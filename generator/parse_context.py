@@ -12,7 +12,8 @@ from bridge.catalogue import SecurityScheme
 from generator import naming
 from generator.issues import Issue, Level
 from generator.options import GenerateOptions
-from generator.schemas import Schema, SchemaConverter
+from generator.schema_keywords import Schema
+from generator.schemas import SchemaConverter
 
 MAX_REF_HOPS = 32
 

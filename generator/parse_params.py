@@ -25,7 +25,8 @@ from generator.parse_context import Skip as _Skip
 from generator.parse_context import deref as _deref
 from generator.parse_context import described as _described
 from generator.parse_context import text as _text
-from generator.schemas import REQUEST, Schema
+from generator.schema_keywords import Schema
+from generator.schemas import REQUEST
 
 PARAM_LOCATIONS: tuple[ParamLocation, ...] = ("path", "query", "header", "cookie")
 # OpenAPI: header parameters with these names "SHALL be ignored" (the media type and auth

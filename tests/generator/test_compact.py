@@ -23,7 +23,7 @@ from generator.generate import build_api, finish_catalogue
 from generator.load import load_spec
 from generator.options import GenerateOptions
 from generator.parse import parse_api
-from generator.schemas import unresolved_refs
+from generator.schema_keywords import unresolved_refs
 from tests.golden import GOLDEN_SPECS, spec_path
 
 

@@ -17,7 +17,7 @@ from generator.generate import build_api, finish_catalogue
 from generator.ir import Api
 from generator.options import GenerateOptions
 from generator.parse import is_never_an_argument
-from generator.schemas import unresolved_refs
+from generator.schema_keywords import unresolved_refs
 from tests.node_tools import NODE_DIR, github_spec, oas_examples
 
 pytestmark = pytest.mark.corpus

@@ -14,7 +14,7 @@ from generator.ir import Api, Operation
 from generator.issues import Level
 from generator.options import GenerateOptions
 from generator.parse import package_name, parse_api
-from generator.schemas import unresolved_refs
+from generator.schema_keywords import unresolved_refs
 
 HEADER = """
 openapi: 3.0.3
