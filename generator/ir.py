@@ -8,8 +8,7 @@ catalogue the runtime reads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from bridge.catalogue import (
     BodyField,
@@ -94,7 +93,6 @@ class Operation:
     annotations: ToolAnnotationsSpec
     output_policy: OutputPolicy | None = None  # x-mcp-output, then the config's `output`
     scopes: tuple[tuple[str, ...], ...] | None = None  # --config `scopes:` (caller scope alternatives)
-    extensions: dict[str, Any] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
