@@ -8,7 +8,8 @@ catalogue the runtime reads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from bridge.catalogue import (
     BodyField,
@@ -93,6 +94,7 @@ class Operation:
     annotations: ToolAnnotationsSpec
     output_policy: OutputPolicy | None = None  # x-mcp-output, then the config's `output`
     scopes: tuple[tuple[str, ...], ...] | None = None  # --config `scopes:` (caller scope alternatives)
+    extensions: dict[str, Any] = field(default_factory=dict)
 
     @property
     def label(self) -> str:

@@ -290,6 +290,7 @@ def _convert_operation(
         annotations=annotations,
         output_policy=_output_policy(ctx, raw),
         scopes=_scope_override(ctx, raw),
+        extensions={key: value for key, value in raw.op.items() if str(key).startswith("x-")},
     )
 
 
