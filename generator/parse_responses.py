@@ -20,7 +20,7 @@ from generator.schemas import RESPONSE, SchemaError
 def responses(
     ctx: _Context, raw: _RawOperation
 ) -> tuple[tuple[Response, ...], JsonSchema | None, bool, tuple[str, ...]]:
-    """IR responses, the output schema, whether it wraps the body, and the success media types."""
+    """IR responses, the result schema, whether it wraps the body, and the success media types."""
     nodes = raw.op.get("responses")
     if not isinstance(nodes, dict):
         return (), None, False, ()
@@ -39,11 +39,11 @@ def responses(
         responses.append(_response(ctx, str(status), response, contents[str(status)], str(status) in success))
     if any(status in NO_BODY_STATUSES for status in success):
         # A 204/205 answer has no body whatever the spec declares for it, so no structured content.
-        output, wrap = None, False
+        result, wrap = None, False
     else:
-        output, wrap = _output_schema(ctx, [contents[s] for s in success if s in contents])
+        result, wrap = _result_schema(ctx, [contents[s] for s in success if s in contents])
     accept = _accept(str(m) for s in success for m in contents.get(s, {}))
-    return tuple(responses), output, wrap, accept
+    return tuple(responses), result, wrap, accept
 
 
 NO_BODY_STATUSES = frozenset({"204", "205"})
@@ -93,8 +93,8 @@ def _response(ctx: _Context, status: str, response: Any, content: Mapping[str, A
     return Response(status, media_type, ctx.converter.with_defs(schema, converted.needs, RESPONSE), description)
 
 
-def _output_schema(ctx: _Context, contents: Sequence[Mapping[str, Any]]) -> tuple[JsonSchema | None, bool]:
-    """The lowest success response with a JSON body gives the output schema.
+def _result_schema(ctx: _Context, contents: Sequence[Mapping[str, Any]]) -> tuple[JsonSchema | None, bool]:
+    """The lowest success response with a JSON body gives the result schema.
 
     None when another success response has no JSON body (a 204 next to a 200, say): a declared
     output schema obliges every successful call to return structured content, and MCP clients
