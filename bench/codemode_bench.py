@@ -38,7 +38,7 @@ def _package(spec: Path) -> Path:
     from generator.options import GenerateOptions
 
     if not (OUT / "api.pyi").is_file():
-        generate(str(spec), OUT, GenerateOptions(models=False))
+        generate(str(spec), OUT, GenerateOptions())
     return OUT
 
 

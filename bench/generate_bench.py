@@ -1,8 +1,7 @@
-"""Generation time and peak RSS: ``mcp-bridge generate`` (with and without models.py) and the Node peer.
+"""Generation time and peak RSS: ``mcp-bridge generate`` and the Node peer.
 
 Each run is a fresh subprocess writing into an empty folder; wall time is spawn to exit, peak
-RSS is the child's own ``ru_maxrss`` (``os.wait4``). ``mcp-bridge generate`` writes models.py by
-default (pydantic models through datamodel-code-generator); ``--no-models`` leaves it out.
+RSS is the child's own ``ru_maxrss`` (``os.wait4``).
 """
 
 from __future__ import annotations
@@ -35,10 +34,8 @@ def _fresh(folder: Path) -> Path:
     return folder
 
 
-def bridge_generate(spec: Path, out: Path, *, models: bool) -> RunResult:
+def bridge_generate(spec: Path, out: Path) -> RunResult:
     cmd = [str(MCP_BRIDGE), "generate", str(spec), "-o", str(_fresh(out))]
-    if not models:
-        cmd.append("--no-models")
     return run_measured(cmd, env=child_env(), timeout=GENERATE_TIMEOUT)
 
 
@@ -52,16 +49,15 @@ def measure(spec_label: str, spec: Path, json_spec: Path, runs: int, *, peers: b
     """``runs`` runs of each generator on one spec; the last bridge package stays in bench/out/pkg/."""
     out: list[GenerateRun] = []
     for i in range(runs):
-        for label, models in (("mcp-bridge generate", True), ("mcp-bridge generate --no-models", False)):
-            target = OUT_DIR / "pkg" / (f"{spec_label}" if models else f"{spec_label}-nomodels")
-            result = bridge_generate(spec, target, models=models)
-            note = "" if result.returncode == 0 else result.stderr.decode(errors="replace")[-300:]
-            out.append(GenerateRun(label, spec_label, result.seconds, result.peak_rss_mb, result.returncode == 0, note))
-            print(
-                f"  generate {spec_label} {label} run {i + 1}: {result.seconds:.2f} s {result.peak_rss_mb:.0f} MB",
-                file=sys.stderr,
-                flush=True,
-            )
+        label = "mcp-bridge generate"
+        result = bridge_generate(spec, OUT_DIR / "pkg" / spec_label)
+        note = "" if result.returncode == 0 else result.stderr.decode(errors="replace")[-300:]
+        out.append(GenerateRun(label, spec_label, result.seconds, result.peak_rss_mb, result.returncode == 0, note))
+        print(
+            f"  generate {spec_label} {label} run {i + 1}: {result.seconds:.2f} s {result.peak_rss_mb:.0f} MB",
+            file=sys.stderr,
+            flush=True,
+        )
         if peers:
             result = omg_generate(json_spec, OUT_DIR / "omg-gen" / spec_label)
             note = "" if result.returncode == 0 else result.stderr.decode(errors="replace")[-300:]

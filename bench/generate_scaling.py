@@ -5,8 +5,7 @@
 Each figure is the median of ``--runs`` runs of ``generator.generate.generate`` in a fresh child
 process (imports excluded, so the per-operation figure is not a startup cost spread thin). The
 synthetic specs (bench/synthetic_spec.py) share one pool of 1,500 schemas with refs between them,
-cycles, allOf/oneOf and heavy reuse, and are generated without models (datamodel-code-generator is
-timed on the corpus, where it runs as users run it). ``--baseline DIR`` also times the code in DIR
+cycles, allOf/oneOf and heavy reuse. ``--baseline DIR`` also times the code in DIR
 (a checkout of an older commit) on the same specs. Writes bench/GENERATE_SCALING.md and
 bench/generate_scaling.png (when matplotlib is installed).
 """
@@ -39,12 +38,14 @@ import json, sys, tempfile, time
 from pathlib import Path
 from generator.generate import generate
 from generator.options import GenerateOptions
-models = sys.argv[1] == "models"
-for spec in sys.argv[2:]:
+# An older checkout (the "before" column) still writes models/ unless told not to.
+legacy = "models" in GenerateOptions.__dataclass_fields__
+options = GenerateOptions(models=False) if legacy else GenerateOptions()
+for spec in sys.argv[1:]:
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
         try:
-            result = generate(spec, Path(out) / "pkg", GenerateOptions(models=models))
+            result = generate(spec, Path(out) / "pkg", options)
             ok, tools = True, len(result.api.operations)
         except Exception as exc:  # reported, not raised: one failing spec must not hide the others
             ok, tools = False, f"{type(exc).__name__}: {str(exc)[:200]}"
@@ -71,13 +72,13 @@ class Timing:
         return 1000 * (self.seconds - fixed.seconds) / self.operations
 
 
-def _time_specs(specs: list[Path], *, runs: int, models: bool, code: Path) -> dict[str, list[dict[str, object]]]:
+def _time_specs(specs: list[Path], *, runs: int, code: Path) -> dict[str, list[dict[str, object]]]:
     """``runs`` timings of each spec, each run in a fresh child importing the generator from ``code``."""
     found: dict[str, list[dict[str, object]]] = {str(spec): [] for spec in specs}
     env = {**os.environ, "PYTHONPATH": str(code)}
     for _ in range(runs):
         child = subprocess.run(
-            [PYTHON, "-c", _CHILD, "models" if models else "no-models", *map(str, specs)],
+            [PYTHON, "-c", _CHILD, *map(str, specs)],
             env=env,
             cwd=code,
             capture_output=True,
@@ -117,13 +118,13 @@ def synthetic_specs() -> dict[int, Path]:
 
 def measure_synthetic(runs: int, code: Path) -> list[Timing]:
     paths = synthetic_specs()
-    found = _time_specs(list(paths.values()), runs=runs, models=False, code=code)
+    found = _time_specs(list(paths.values()), runs=runs, code=code)
     return [_median(f"synthetic {count}", count, found[str(path)]) for count, path in paths.items()]
 
 
 def measure_corpus(runs: int) -> list[Timing]:
     specs = [*oas_example_specs(), github_spec()]
-    found = _time_specs([spec.path for spec in specs], runs=runs, models=True, code=ROOT)
+    found = _time_specs([spec.path for spec in specs], runs=runs, code=ROOT)
     return [_median(spec.id, None, found[str(spec.path)]) for spec in specs]
 
 
@@ -144,7 +145,7 @@ def report(synthetic: list[Timing], baseline: list[Timing], corpus: list[Timing]
         f"`python -m bench.generate_scaling` (median of {runs} runs of `generate()` in a fresh process, imports",
         f"excluded). Synthetic specs: N operations over one pool of {POOL} schemas (bench/synthetic_spec.py: refs",
         "between schemas, cycles, allOf/oneOf with discriminator mappings, every operation using a few pool",
-        "schemas), generated without models. Machine: 2 shared cores, busy with other work while measured.",
+        "schemas). Machine: 2 shared cores, busy with other work while measured.",
         "",
         f'"Before" is the code before the one-pass compaction (median of {baseline_runs} run(s)).',
         "",
@@ -168,7 +169,7 @@ def report(synthetic: list[Timing], baseline: list[Timing], corpus: list[Timing]
         over = [t for t in corpus if not t.ok or t.seconds > TARGET_SECONDS]
         lines += [
             "",
-            f"## Corpus ({len(corpus)} specs, with models, as `mcp-bridge generate` runs)",
+            f"## Corpus ({len(corpus)} specs, as `mcp-bridge generate` runs)",
             "",
             f"Over {TARGET_SECONDS:.0f} s or failed: {len(over)}. The slowest:",
             "",

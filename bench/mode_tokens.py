@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.mode_tokens      -> bench/MODES.md
 
-GitHub's spec (`@octokit/openapi`, pinned in tests/node) and petstore are generated without models,
+GitHub's spec (`@octokit/openapi`, pinned in tests/node) and petstore are generated,
 then served in process in each mode; the model-visible tokens of the tools/list answer are counted
 as every other report counts them (bench/visible.py: o200k_base over the compact JSON of
 ``{name, description, inputSchema}`` per tool). The server's instructions (said once) are counted
@@ -54,7 +54,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for label, spec in (("petstore", ROOT / "specs" / "petstore.yaml"), ("github", GITHUB_SPEC)):
             package = Path(tmp) / label
-            generate(str(spec), package, GenerateOptions(models=False))
+            generate(str(spec), package, GenerateOptions())
             for mode in MODES:
                 tools, instructions = anyio.run(_listed, package, mode)
                 visible = model_visible_tokens(tools, counter)

@@ -1183,7 +1183,7 @@ def run_spec(
     with tempfile.TemporaryDirectory(prefix="prism-") as tmp:
         package = Path(tmp) / "pkg"
         try:
-            generate(str(spec.path), package, GenerateOptions(models=False))
+            generate(str(spec.path), package, GenerateOptions())
             catalogue = load_catalogue(package)
         except Exception as exc:
             report.status, report.reason = "refused", " ".join(str(exc).split())[:300]

@@ -4,7 +4,7 @@ Specs: ``specs/petstore.yaml`` and GitHub's (``@octokit/openapi`` 23.0.2, 1,223 
 Every figure is the median of ``--runs`` runs (default 3) made in this one invocation, peers and
 floors included, so ratios compare like with like on a noisy 2-core machine.
 
-1. Generate: ``mcp-bridge generate`` (default, with models.py; and ``--no-models``) and
+1. Generate: ``mcp-bridge generate`` and
    ``openapi-mcp-generator``: wall time and peak RSS of the subprocess (bench/generate_bench.py).
 2. Serve over stdio (bench/serve_bench.py): cold start (spawn -> initialize answered),
    ``tools/list`` latency and bytes, peak RSS, beside the SDK's import floor and a constant-handler

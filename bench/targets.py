@@ -58,7 +58,7 @@ def _both(*verdicts: str) -> str:
 
 
 def _generate(data: dict[str, Any]) -> Iterator[Row]:
-    for tool in (f.GENERATE, f.GENERATE_NO_MODELS):
+    for tool in (f.GENERATE,):
         s = f.generate_median(data, "github", tool, "seconds")
         mb = f.generate_median(data, "github", tool, "peak_rss_mb")
         yield Row(

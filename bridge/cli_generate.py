@@ -74,7 +74,8 @@ def _read_config(path: Path | None) -> dict[str, Any]:
 @click.option("--read-only", is_flag=True, help="Keep only operations that do not write (GET, HEAD, OPTIONS).")
 @click.option("--strict", is_flag=True, help="Treat warnings (skipped operations) as errors.")
 @click.option("--allow-remote-refs", is_flag=True, help="Follow http(s) $refs (refused by default).")
-@click.option("--no-models", is_flag=True, help="Do not write models/ (pydantic models of inputs and outputs).")
+# Deprecated: packages have no models/ since api.pyi became their typed layer; accepted so old scripts run.
+@click.option("--no-models", is_flag=True, hidden=True)
 @click.option(
     "--config",
     "config_path",
@@ -145,6 +146,8 @@ def generate(
     from generator.options import GenerateOptions
     from generator.render import RunCommand
 
+    if no_models:
+        _err("warning: --no-models is deprecated and does nothing: packages have no models/ (api.pyi is typed)")
     config = _read_config(config_path)
     if description_limit is not None:
         _err("warning: --description-limit is deprecated; use --tool-description-limit")
@@ -164,7 +167,6 @@ def generate(
         allow_remote_refs=allow_remote_refs,
         overrides=dict(config.get("operations") or {}),
         bindings=dict(config.get("bind") or {}),
-        models=not no_models,
         mode="discovery" if mode == "discovery" else ("code" if mode == "code" else "tools"),
         output_schemas=not no_output_schemas,
         compact=not no_compact,

@@ -202,7 +202,6 @@ def generate(
             catalogue,
             spec_source=Path(source).name if "://" not in source else source,
             spec_sha256=loaded.sha256,
-            models=options.models,
             run=run,
         )
         load_issues = background.issues(loaded) if background is not None else loaded.issues

@@ -15,10 +15,8 @@ from bridge.stubs import STUBS_FILE
 from bridge.version import bridge_version
 from generator.ir import Api
 from generator.issues import Issue, Level
-from generator.models import PARALLEL_MODELS_TOOLS, render_model_modules
 from generator.pysafe import py_str
 from generator.stubs import stubs_with_warnings
-from generator.workers import Worker
 from generator.write import MANIFEST_FILE, PackageFiles
 
 TEMPLATES = ("server.py", "hooks.py", "README.md", "__init__.py")
@@ -83,7 +81,6 @@ def render_package(
     *,
     spec_source: str,
     spec_sha256: str,
-    models: bool = True,
     run: RunCommand = DEFAULT_RUN,
 ) -> PackageFiles:
     """The files of ``api``'s package; ``catalogue`` is what the runtime will serve."""
@@ -105,17 +102,7 @@ def render_package(
         target[name] = text.encode("utf-8")
     package.files[CATALOGUE_FILE] = catalogue_json(catalogue)
     package.files[REQUIREMENTS_FILE] = requirements_txt(catalogue.mode).encode("utf-8")
-    # api.pyi (code mode's typed stubs) is another datamodel-code-generator run: on a big API it
-    # runs in a worker of its own beside the models' two runs.
-    entries = list(catalogue.tools)
-    stubs_worker = Worker(stubs_with_warnings, entries) if models and len(entries) >= PARALLEL_MODELS_TOOLS else None
-    try:
-        if models:
-            _add_models(package, catalogue)
-        stubs, notes = stubs_worker.result() if stubs_worker is not None else stubs_with_warnings(entries)
-    finally:
-        if stubs_worker is not None:
-            stubs_worker.stop()
+    stubs, notes = stubs_with_warnings(list(catalogue.tools))
     for note in notes:
         package.issues.append(Issue(Level.WARNING, STUBS_FILE, note))
     package.files[STUBS_FILE] = stubs.encode("utf-8")
@@ -130,23 +117,6 @@ def render_package(
         }
     )
     return package
-
-
-def _add_models(package: PackageFiles, catalogue: Catalogue) -> None:
-    wire_tools: list[dict[str, Any]] = []
-    for tool in catalogue.tools:
-        wire: dict[str, Any] = {"name": tool.name, "inputSchema": tool.input_schema}
-        if tool.output_schema is not None:
-            wire["outputSchema"] = tool.output_schema
-        wire_tools.append(wire)
-    for path, module in render_model_modules(wire_tools).items():
-        package.files[path] = module.source.encode("utf-8")
-        if module.untyped:
-            detail = (
-                f"no typed model for {len(module.untyped)} tool(s): {', '.join(module.untyped)} "
-                f"(datamodel-code-generator: {module.reason})"
-            )
-            package.issues.append(Issue(Level.WARNING, path, detail))
 
 
 def _client_configs(name: str, catalogue: Catalogue, program: str, args: list[str]) -> list[tuple[str, str]]:

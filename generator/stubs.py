@@ -2,7 +2,7 @@
 
 One ``async def <tool>(*, <arguments>) -> <Tool>Output`` per operation, whose keyword arguments
 and result are ``TypedDict``s made by datamodel-code-generator from the schemas the tools
-advertise (shared shapes hoisted as for the models, generator/models.py). The result type is
+advertise (shared shapes hoisted once, generator/hoist.py). The result type is
 the response body a program receives (the tool's ``{"result": ...}`` wrapper and ``_truncated``
 note are the tool surface's, not the data's).
 
@@ -27,7 +27,7 @@ from bridge.catalogue import ToolEntry
 from bridge.result_shape import MARKER_KEY
 from bridge.stubs import PRELUDE_STUBS, argument_map, function_names
 from bridge.trim_fields import WRAP_KEY
-from generator.models import class_name, models_document
+from generator.hoist import class_name, hoisted_document
 from generator.pytext import docstring
 
 __all__ = ["STUBS_HEADER", "body_schema", "render_stubs", "stubs_with_warnings"]
@@ -114,7 +114,7 @@ def _typed_dicts(tools: list[dict[str, Any]]) -> list[ast.stmt]:
     import datamodel_code_generator as dmcg  # slow to import: only when stubs are made
 
     source = dmcg.generate(
-        models_document(tools),
+        hoisted_document(tools),
         input_file_type=dmcg.InputFileType.JsonSchema,
         output_model_type=dmcg.DataModelType.TypingTypedDict,
         formatters=[],

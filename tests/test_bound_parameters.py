@@ -140,7 +140,7 @@ async def served(
     tmp_path: Path, environ: dict[str, str], bind: dict[str, Any]
 ) -> AsyncIterator[tuple[Client, FakeUpstream, Path]]:
     package = tmp_path / "pkg"
-    generate(str(SPEC), package, GenerateOptions(models=False, bindings=bind))
+    generate(str(SPEC), package, GenerateOptions(bindings=bind))
     document = dict(load_spec(str(SPEC)).document)
     document["servers"] = [{"url": UPSTREAM}]
     fake = FakeUpstream(document)
@@ -191,7 +191,7 @@ def test_the_cli_config_binds_parameters_and_the_package_records_and_documents_t
         yaml.safe_dump({"bind": CHAT_BIND, "operations": {"listItems": {"bind": {"limit": 10}}}}), encoding="utf-8"
     )
     out = tmp_path / "pkg"
-    result = CliRunner().invoke(cli, ["generate", str(SPEC), "-o", str(out), "--config", str(config), "--no-models"])
+    result = CliRunner().invoke(cli, ["generate", str(SPEC), "-o", str(out), "--config", str(config)])
     assert result.exit_code == 0, result.output
     tools = {entry.name: entry for entry in load_catalogue(out).tools}
     chat = {p.wire: p.bound for p in tools["chat_postMessage"].binding.params}

@@ -36,7 +36,7 @@ async def served(
     spec: Path, tmp_path: Path, *, base_path: str = "", environ: dict[str, str] | None = None
 ) -> AsyncIterator[tuple[Client, FakeUpstream]]:
     package = tmp_path / "pkg"
-    generate(str(spec), package, GenerateOptions(models=False))
+    generate(str(spec), package, GenerateOptions())
     document = dict(load_spec(str(spec)).document)
     document["servers"] = [{"url": UPSTREAM + base_path}]
     fake = FakeUpstream(document)

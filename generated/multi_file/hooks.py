@@ -7,6 +7,11 @@
         return "pong"
 
 `registry.remove("tool_name")` drops a generated tool; `registry.add(Tool(...), replace=True)` overrides one.
+The arguments and results of the generated tools are typed in `api.pyi`, for a type checker only:
+
+    from typing import TYPE_CHECKING
+    if TYPE_CHECKING:
+        from .api import GetPetInput  # <Tool>Input and <Tool>Output per tool (here for a tool getPet)
 """
 
 from __future__ import annotations

@@ -209,7 +209,7 @@ async def test_search_ranks_by_words_in_summary_and_path_and_pages() -> None:
 
 async def test_call_operation_is_read_only_when_every_operation_is(tmp_path: Any) -> None:
     package = tmp_path / "ro"
-    generate(str(spec_path("petstore")), package, GenerateOptions(read_only=True, models=False, mode="discovery"))
+    generate(str(spec_path("petstore")), package, GenerateOptions(read_only=True, mode="discovery"))
     catalogue = load_catalogue(package)
     assert catalogue.mode == "discovery"
     runtime = HttpRuntime.create(catalogue, base_url=UPSTREAM, environ={})

@@ -118,11 +118,11 @@ def test_generate_suggests_discovery_mode_above_the_token_budget(
     import generator.options
 
     monkeypatch.setattr(generator.options, "DISCOVERY_HINT_TOKENS", 10)
-    result = CliRunner().invoke(cli, ["generate", str(spec_path("petstore")), "-o", str(tmp_path / "p"), "--no-models"])
+    result = CliRunner().invoke(cli, ["generate", str(spec_path("petstore")), "-o", str(tmp_path / "p")])
     assert result.exit_code == 0, result.output
     assert "--mode discovery" in result.output
     quiet = CliRunner().invoke(
-        cli, ["generate", str(spec_path("petstore")), "-o", str(tmp_path / "q"), "--no-models", "--mode", "discovery"]
+        cli, ["generate", str(spec_path("petstore")), "-o", str(tmp_path / "q"), "--mode", "discovery"]
     )
     assert quiet.exit_code == 0 and "Hint" not in quiet.output
     assert json.loads((tmp_path / "q" / "catalogue.json").read_text(encoding="utf-8"))["mode"] == "discovery"
@@ -130,7 +130,7 @@ def test_generate_suggests_discovery_mode_above_the_token_budget(
 
 def test_generate_without_output_schemas_gives_no_output_schema_and_no_fields(tmp_path: Path) -> None:
     result = CliRunner().invoke(
-        cli, ["generate", str(spec_path("petstore")), "-o", str(tmp_path / "p"), "--no-models", "--no-output-schemas"]
+        cli, ["generate", str(spec_path("petstore")), "-o", str(tmp_path / "p"), "--no-output-schemas"]
     )
     assert result.exit_code == 0, result.output
     catalogue = json.loads((tmp_path / "p" / "catalogue.json").read_text(encoding="utf-8"))

@@ -30,7 +30,7 @@ ENV = {"PETSTORE_API_KEY": SECRET}
 
 def petstore_package(tmp_path: Path, **options: Any) -> Path:
     package = tmp_path / "petstore"
-    generate(str(spec_path("petstore")), package, GenerateOptions(models=False, **options))
+    generate(str(spec_path("petstore")), package, GenerateOptions(**options))
     return package
 
 

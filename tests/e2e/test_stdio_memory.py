@@ -61,7 +61,7 @@ def test_repeated_big_tools_lists_do_not_grow_the_server(tmp_path: Path) -> None
         pytest.skip("no glibc mallopt here")
     package = tmp_path / "github"
     subprocess.run(
-        [sys.executable, "-m", "bridge", "generate", str(github_spec()), "-o", str(package), "--no-models"],
+        [sys.executable, "-m", "bridge", "generate", str(github_spec()), "-o", str(package)],
         check=True,
         capture_output=True,
         timeout=300,

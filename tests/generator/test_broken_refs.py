@@ -197,12 +197,12 @@ def test_include_operations_generates_an_unaffected_operation_and_strict_fails_n
 ) -> None:
     spec = _zoo(tmp_path)
     relaxed = CliRunner().invoke(
-        cli, ["generate", str(spec), "-o", str(tmp_path / "a"), "--no-models", "--include-operations", "getKeeper"]
+        cli, ["generate", str(spec), "-o", str(tmp_path / "a"), "--include-operations", "getKeeper"]
     )
     assert relaxed.exit_code == 0, relaxed.output
     assert "(1 tools from" in relaxed.output and "cats.yaml" in relaxed.output
 
-    strict = CliRunner().invoke(cli, ["generate", str(spec), "-o", str(tmp_path / "b"), "--no-models", "--strict"])
+    strict = CliRunner().invoke(cli, ["generate", str(spec), "-o", str(tmp_path / "b"), "--strict"])
     assert strict.exit_code == 1
     errors = [line for line in strict.output.splitlines() if line.startswith("error: ")]
     assert len(errors) == 5

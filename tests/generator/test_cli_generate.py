@@ -50,12 +50,40 @@ def test_generate_writes_a_package_and_exits_zero(tmp_path: Path) -> None:
         "catalogue.json",
         "hooks.py",
         "manifest.json",
-        "models",
         "requirements.txt",
         "server.py",
     ]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["tools"] == {"deleteThing": "DELETE /things/{id}", "listThings": "GET /things"}
+
+
+def test_regenerating_an_old_package_removes_the_models_it_wrote_and_keeps_the_users(tmp_path: Path) -> None:
+    out = tmp_path / "pkg"
+    generate(str(_spec(tmp_path)), out, GenerateOptions())
+    # What an older mcp-bridge left: models/ listed in its manifest, and a file of the user's beside it.
+    (out / "models").mkdir()
+    old = ["models/__init__.py", "models/inputs.py", "models/outputs.py"]
+    for rel in old:
+        (out / rel).write_text("# generated\n", encoding="utf-8")
+    (out / "models" / "mine.py").write_text("# mine\n", encoding="utf-8")
+    manifest = json.loads((out / "manifest.json").read_text())
+    (out / "manifest.json").write_text(json.dumps({**manifest, "files": sorted([*manifest["files"], *old])}))
+    result = CliRunner().invoke(cli, ["generate", str(_spec(tmp_path)), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (out / "models").iterdir()) == ["mine.py"]
+    assert all("models/" not in rel for rel in json.loads((out / "manifest.json").read_text())["files"])
+
+
+def test_no_models_is_a_deprecated_flag_that_warns_and_changes_nothing(tmp_path: Path) -> None:
+    plain, flagged = tmp_path / "plain", tmp_path / "flagged"
+    assert CliRunner().invoke(cli, ["generate", str(_spec(tmp_path)), "-o", str(plain)]).exit_code == 0
+    result = CliRunner().invoke(cli, ["generate", str(_spec(tmp_path)), "-o", str(flagged), "--no-models"])
+    assert result.exit_code == 0, result.output
+    assert [line for line in result.output.splitlines() if "--no-models" in line] == [
+        "warning: --no-models is deprecated and does nothing: packages have no models/ (api.pyi is typed)"
+    ]
+    assert not (flagged / "models").exists()
+    assert (flagged / "api.pyi").read_bytes() == (plain / "api.pyi").read_bytes()
 
 
 def test_broken_yaml_is_one_line_naming_the_file(tmp_path: Path) -> None:
@@ -100,13 +128,13 @@ def test_strict_turns_a_skipped_operation_into_an_error(tmp_path: Path) -> None:
 
 def test_regenerating_reports_added_renamed_and_removed_tools_and_keeps_hooks(tmp_path: Path) -> None:
     out = tmp_path / "pkg"
-    generate(str(_spec(tmp_path)), out, GenerateOptions(models=False))
+    generate(str(_spec(tmp_path)), out, GenerateOptions())
     (out / "hooks.py").write_text("# mine\n", encoding="utf-8")
     other = "  /other:\n    get:\n      operationId: other\n      responses: {'204': {description: ok}}\n"
     changed = SPEC.replace("operationId: deleteThing", "operationId: removeThing").replace(
         "  /things/{id}:", other + "  /things/{id}:"
     )
-    result = CliRunner().invoke(cli, ["generate", str(_spec(tmp_path, changed)), "-o", str(out), "--no-models"])
+    result = CliRunner().invoke(cli, ["generate", str(_spec(tmp_path, changed)), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert "+ other" in result.output
     assert "~ deleteThing -> removeThing" in result.output
@@ -117,7 +145,7 @@ def test_a_crash_while_writing_leaves_the_old_package_untouched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "pkg"
-    generate(str(_spec(tmp_path)), out, GenerateOptions(models=False))
+    generate(str(_spec(tmp_path)), out, GenerateOptions())
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     calls = 0
     real_write = write_module._write_file
@@ -132,7 +160,7 @@ def test_a_crash_while_writing_leaves_the_old_package_untouched(
     monkeypatch.setattr(write_module, "_write_file", failing_write)
     changed = SPEC.replace("listThings", "listAllThings")
     with pytest.raises(OSError):
-        generate(str(_spec(tmp_path, changed)), out, GenerateOptions(models=False))
+        generate(str(_spec(tmp_path, changed)), out, GenerateOptions())
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".pkg")] == []
 
@@ -155,9 +183,7 @@ def test_config_file_overrides_name_and_annotations(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     out = tmp_path / "pkg"
-    result = CliRunner().invoke(
-        cli, ["generate", str(_spec(tmp_path)), "-o", str(out), "--config", str(config), "--no-models"]
-    )
+    result = CliRunner().invoke(cli, ["generate", str(_spec(tmp_path)), "-o", str(out), "--config", str(config)])
     assert result.exit_code == 0, result.output
     catalogue = json.loads((out / "catalogue.json").read_text())
     assert [t["name"] for t in catalogue["tools"]] == ["things"]
@@ -171,7 +197,7 @@ def test_generate_runs_from_a_thread_other_than_the_main_one(tmp_path: Path) -> 
     spec = _spec(tmp_path)
     worker = threading.Thread(
         target=lambda: results.append(
-            CliRunner().invoke(cli, ["generate", str(spec), "-o", str(tmp_path / "pkg"), "--no-models"]).exit_code
+            CliRunner().invoke(cli, ["generate", str(spec), "-o", str(tmp_path / "pkg")]).exit_code
         )
     )
     worker.start()

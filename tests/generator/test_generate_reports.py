@@ -1,4 +1,4 @@
-"""Quiet mistakes are said out loud: empty filters, models the library cannot make, impossible tools, bad JSON."""
+"""Quiet mistakes are said out loud: empty filters, stubs the library cannot type, impossible tools, bad JSON."""
 
 from __future__ import annotations
 
@@ -80,19 +80,19 @@ components:
 """
 
 
-def test_a_model_the_library_cannot_make_is_one_warning_and_the_package_is_written(tmp_path: Path) -> None:
+def test_a_stub_the_library_cannot_type_is_one_warning_and_the_package_is_written(tmp_path: Path) -> None:
     out = tmp_path / "pkg"
     result = CliRunner().invoke(cli, ["generate", str(_spec(tmp_path, CYCLE)), "-o", str(out)])
     assert result.exit_code == 0, result.output
-    warnings = [line for line in result.output.splitlines() if line.startswith("warning: models/")]
+    warnings = [line for line in result.output.splitlines() if line.startswith("warning: api.pyi")]
     assert len(warnings) == 1 and "createNode" in warnings[0] and "ping" not in warnings[0]
     assert "Traceback" not in result.output
-    inputs = (out / "models" / "inputs.py").read_text(encoding="utf-8")
-    assert "class PingInput(BaseModel)" in inputs and "CreateNode" not in inputs
+    stubs = (out / "api.pyi").read_text(encoding="utf-8")
+    assert "class PingInput(TypedDict" in stubs and "async def createNode(*, body: Any = ...) -> Any:" in stubs
     assert json.loads((out / "catalogue.json").read_text())["tools"][0]["name"] == "createNode"
     with pytest.raises(GenerationError) as strict:
         generate(str(tmp_path / "api.yaml"), tmp_path / "strict", GenerateOptions(strict=True))
-    assert any(i.where == "models/inputs.py" and i.level is Level.ERROR for i in strict.value.issues)
+    assert any(i.where == "api.pyi" and i.level is Level.ERROR for i in strict.value.issues)
 
 
 IMPOSSIBLE = {

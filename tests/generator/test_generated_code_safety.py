@@ -10,14 +10,13 @@ import sys
 import tokenize
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bridge.stubs import STUBS_FILE
 from generator.generate import generate
-from generator.models import render_module
 from generator.options import GenerateOptions
-from generator.pysafe import UnsafeSourceError, check_models_source, py_str
+from generator.pysafe import py_str
 
 IMPORT_TIMEOUT = 60
 
@@ -100,6 +99,21 @@ def _docstrings_and_comments(path: Path) -> list[str]:
     return comments + docstrings
 
 
+def _is_functional_typed_dict(call: ast.Call) -> bool:
+    """``TypedDict('Name', {'any key': type, ...})``: how a stub spells keys that are not identifiers."""
+    name, *rest = call.args
+    fields = rest[0] if rest else None
+    return (
+        isinstance(call.func, ast.Name)
+        and call.func.id == "TypedDict"
+        and isinstance(name, ast.Constant)
+        and isinstance(fields, ast.Dict)
+        and len(rest) == 1
+        and all(isinstance(key, ast.Constant) and isinstance(key.value, str) for key in fields.keys)
+        and all(kw.arg in {"total", "closed"} and isinstance(kw.value, ast.Constant) for kw in call.keywords)
+    )
+
+
 def test_no_generated_module_runs_spec_text_when_imported(tmp_path: Path) -> None:
     marker = tmp_path / "PWNED"
     spec = tmp_path / "hostile.json"
@@ -109,16 +123,14 @@ def test_no_generated_module_runs_spec_text_when_imported(tmp_path: Path) -> Non
     assert result.api.operations
     modules = sorted(p.relative_to(tmp_path).with_suffix("") for p in out.rglob("*.py"))
     names = [".".join(m.parts) for m in modules]
-    assert {"hostile_pkg", "hostile_pkg.server", "hostile_pkg.hooks", "hostile_pkg.models.inputs"} <= {
-        n.removesuffix(".__init__") for n in names
-    }
-    for path in (out / "models").glob("*.py"):
-        if path.name != "__init__.py":
-            check_models_source(path.read_text(encoding="utf-8"))
+    assert {"hostile_pkg", "hostile_pkg.server", "hostile_pkg.hooks"} <= {n.removesuffix(".__init__") for n in names}
     for path in out.rglob("*.py"):
         assert all("bytes([" not in text for text in _docstrings_and_comments(path)), path
-    typed = (out / "models" / "inputs.py").read_text(encoding="utf-8")
-    assert "Input(BaseModel)" in typed  # the hostile text did not just make the models disappear
+    # api.pyi is read by type checkers, never run; still, no spec text may turn into a statement or a call there.
+    stubs = ast.parse((out / STUBS_FILE).read_text(encoding="utf-8"))
+    assert all(_is_functional_typed_dict(node) for node in ast.walk(stubs) if isinstance(node, ast.Call))
+    typed = [n for n in ast.walk(stubs) if isinstance(n, ast.Call | ast.ClassDef) and "Input" in ast.unparse(n)[:200]]
+    assert typed  # the hostile text did not just make the types disappear
     script = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\n"
     done = subprocess.run(
         [sys.executable, "-c", script, *[n.removesuffix(".__init__") for n in names]],
@@ -146,66 +158,3 @@ def test_py_str_is_one_string_token_that_reads_back_as_the_text(text: str) -> No
     tree = ast.parse(f"X = {literal}\n")
     assert [type(n).__name__ for n in ast.walk(tree)] == ["Module", "Assign", "Name", "Constant", "Store"]
     literal.encode("utf-8")  # writable in a UTF-8 source file, lone surrogates included
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.text(min_size=1, max_size=30), min_size=1, max_size=4, unique=True))
-def test_models_of_any_property_names_and_enums_pass_the_source_check(names: list[str]) -> None:
-    schema = {
-        "type": "object",
-        "properties": {n: {"type": "string", "description": n, "enum": [n, n + "'\"\n"]} for n in names},
-        "required": names[:1],
-    }
-    module = render_module([{"name": "tool", "inputSchema": schema}])
-    check_models_source(module.source)
-    assert module.untyped == ()
-
-
-@pytest.mark.parametrize(
-    "source",
-    [
-        "import os\n",
-        "from os import system\n",
-        "from .sibling import x\n",
-        "__import__('os').system('id')\n",
-        "class A(BaseModel):\n    x: int = __import__('os').system('id')\n",
-        "class A(BaseModel):\n    x: 'os.system(1)'\n",
-        "class A(BaseModel):\n    x: list['os']\n",
-        "class A(RootModel['os']):\n    pass\n",
-        "class A(BaseModel):\n    x: int = Field(default_factory=lambda: 1)\n",
-        "class A(BaseModel):\n    x: int = Field(**{'a': 1})\n",
-        "class A(BaseModel):\n    x: int = Field(None).__class__\n",
-        "class A(BaseModel):\n    def f(self): pass\n",
-        "@decorator\nclass A(BaseModel):\n    pass\n",
-        "class A(BaseModel, metaclass=M):\n    pass\n",
-        "class A(BaseModel):\n    x: int = 1 if y else 2\n",
-        "class A(BaseModel):\n    x: int = [y for y in z]\n",
-        "X = 1\n",
-        "if True:\n    pass\n",
-        "A.model_rebuild(force=os.system('id'))\n",
-        "def f(\n",
-    ],
-)
-def test_the_models_source_check_refuses_anything_but_plain_models(source: str) -> None:
-    with pytest.raises(UnsafeSourceError):
-        check_models_source(source)
-
-
-def test_the_models_source_check_accepts_what_the_library_writes() -> None:
-    source = (
-        "from __future__ import annotations\n"
-        "from typing import Any, Literal\n"
-        "from pydantic import BaseModel, ConfigDict, Field, RootModel, conint, constr\n"
-        "from enum import StrEnum\n"
-        "class Model(RootModel[Any]):\n    root: Any\n"
-        'class Kind(StrEnum):\n    a = \'a"""\'\n'
-        "class T(BaseModel):\n"
-        "    model_config = ConfigDict(extra='forbid')\n"
-        "    k: Kind | None = Kind.a\n"
-        "    c: Literal['x', 'y'] = 'x'\n"
-        "    n: conint(ge=-1) | None = Field(-1, description='\"\"\"; import os', alias='n\\n')\n"
-        "    s: constr(pattern='^a$') = Field(..., examples=[{'a': [1, None, True]}])\n"
-        "    '''docstring'''\n"
-        "T.model_rebuild()\n"
-    )
-    check_models_source(source)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import filecmp
-import importlib.util
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,6 +14,8 @@ import pytest
 from generator.generate import generate
 from generator.options import GenerateOptions
 from tests.golden import GENERATED_DIR, GOLDEN_SPECS, ROOT, spec_path
+
+MYPY_TIMEOUT = 120
 
 
 def _all_files(folder: Path) -> list[str]:
@@ -33,19 +36,43 @@ def test_regenerating_a_golden_spec_gives_identical_files(
     assert (mismatch, errors) == ([], []), "run `make golden` and review the diff"
 
 
-@pytest.mark.parametrize("name", sorted(GOLDEN_SPECS))
-@pytest.mark.parametrize(("module", "suffix"), [("inputs", "Input"), ("outputs", "Output")])
-def test_golden_models_modules_import(name: str, module: str, suffix: str) -> None:
-    path = GENERATED_DIR / name / "models" / f"{module}.py"
-    spec = importlib.util.spec_from_file_location(f"golden_models_{name}_{module}", path)
-    assert spec is not None and spec.loader is not None
-    loaded = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = loaded  # pydantic resolves generic models through sys.modules
-    try:
-        spec.loader.exec_module(loaded)
-    finally:
-        del sys.modules[spec.name]
-    assert any(n.endswith(suffix) for n in vars(loaded))
+HOOK_USING_STUBS = """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .api import GetPetInput, GetPetOutput
+
+
+def describe(args: GetPetInput, pet: GetPetOutput) -> str:
+    return f"{args[FIELD]}: {pet.get('name')}"
+"""
+
+
+@pytest.mark.parametrize(("field", "clean"), [("'petId'", True), ("'petID'", False)])
+def test_hooks_get_their_types_from_api_pyi(tmp_path: Path, field: str, clean: bool) -> None:
+    package = tmp_path / "petstore"
+    shutil.copytree(GENERATED_DIR / "petstore", package, ignore=shutil.ignore_patterns("__pycache__"))
+    (package / "typed_hook.py").write_text(HOOK_USING_STUBS.replace("FIELD", field), encoding="utf-8")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--follow-imports=silent",
+            "--no-incremental",
+            "petstore/typed_hook.py",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=MYPY_TIMEOUT,
+    )
+    assert (done.returncode == 0) is clean, done.stdout
+    if not clean:
+        assert '"petID"' in done.stdout and "typed_hook.py" in done.stdout
 
 
 def test_golden_server_module_compiles() -> None:

@@ -40,7 +40,7 @@ def _servers(config: dict[str, object]) -> dict[str, dict[str, object]]:
 def _generate(tmp_path: Path, *args: str, text: str = SPEC) -> Path:
     spec = tmp_path / "api.yaml"
     spec.write_text(text, encoding="utf-8")
-    result = CliRunner().invoke(cli, ["generate", str(spec), "--no-models", *args])
+    result = CliRunner().invoke(cli, ["generate", str(spec), *args])
     assert result.exit_code == 0, result.output
     return spec
 

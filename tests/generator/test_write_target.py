@@ -82,7 +82,7 @@ def test_a_target_that_is_not_new_empty_or_ours_is_refused_with_one_line_and_lef
     assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
     assert _snapshot(tmp_path) == before
     with pytest.raises(WriteError):
-        generate(str(spec), target, GenerateOptions(models=False))
+        generate(str(spec), target, GenerateOptions())
 
 
 def test_generate_into_the_current_folder_holding_the_spec_keeps_the_spec(
@@ -99,7 +99,7 @@ def test_an_empty_existing_folder_is_written_in_place(tmp_path: Path) -> None:
     out = tmp_path / "empty"
     out.mkdir()
     inode = out.stat().st_ino
-    generate(str(_spec_here(tmp_path)), out, GenerateOptions(models=False))
+    generate(str(_spec_here(tmp_path)), out, GenerateOptions())
     assert (out / MANIFEST_FILE).is_file() and out.stat().st_ino == inode
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
@@ -146,22 +146,21 @@ def test_regenerating_keeps_every_file_the_user_added(tmp_path_factory: pytest.T
         path.write_bytes(content)
         added[rel] = content
     (out / "hooks.py").write_text("# my hooks\n")
-    generate(str(spec), out, GenerateOptions(models=False))
+    generate(str(spec), out, GenerateOptions())
     after = _snapshot(out)
     for rel, content in added.items():
         assert after[rel] == content
     assert after["hooks.py"] == b"# my hooks\n"
-    assert "models/inputs.py" not in after  # the tool's own file it no longer writes is gone
 
 
 def test_regenerating_keeps_symlinks_as_links(tmp_path: Path) -> None:
     out = tmp_path / "pkg"
     spec = _spec_here(tmp_path)
-    generate(str(spec), out, GenerateOptions(models=False))
+    generate(str(spec), out, GenerateOptions())
     (tmp_path / "data").mkdir()
     (out / "data").symlink_to(tmp_path / "data")
     (out / "spec-link.yaml").symlink_to(spec)
-    generate(str(spec), out, GenerateOptions(models=False))
+    generate(str(spec), out, GenerateOptions())
     assert os.readlink(out / "data") == str(tmp_path / "data")
     assert os.readlink(out / "spec-link.yaml") == str(spec)
 
