@@ -177,3 +177,40 @@ def test_the_old_description_limit_flag_still_works_and_says_it_is_deprecated(tm
     assert "--description-limit is deprecated; use --tool-description-limit" in result.output
     (tool,) = json.loads((out / "catalogue.json").read_text(encoding="utf-8"))["tools"]
     assert len(tool["description"]) <= 80
+
+
+def _many(descriptions: list[str]) -> ir.Api:
+    paths = {
+        f"/r{i}": {
+            "get": {
+                "parameters": [
+                    {"name": "org", "in": "query", "description": text, "schema": {"type": "string"}},
+                    {"name": "q", "in": "query", "description": f"Query {i}.", "schema": {"type": "string"}},
+                ],
+                "responses": {"204": {"description": "done"}},
+            }
+        }
+        for i, text in enumerate(descriptions)
+    }
+    document = {"openapi": "3.0.3", "info": {"title": "T", "version": "1"}, "paths": paths}
+    return parse_api(document, options=GenerateOptions(), source_name="t.yaml")
+
+
+def test_an_argument_described_alike_in_enough_tools_is_described_once_for_the_catalogue() -> None:
+    api = _many(["Login of the account that owns the repository."] * 4 + ["Another meaning."])
+    catalogue = finish_catalogue(api, GenerateOptions(shared_argument_tools=3))
+    assert catalogue.shared_arguments == {"org": "Login of the account that owns the repository."}
+    described = [tool.input_schema["properties"]["org"].get("description") for tool in catalogue.tools]
+    assert described == [None, None, None, None, "Another meaning."]
+    assert all(tool.input_schema["properties"]["q"]["description"].startswith("Query") for tool in catalogue.tools)
+    assert (
+        api.operations[0].arguments["properties"]["org"]["description"]
+        == "Login of the account that owns the repository."
+    )
+
+
+def test_a_description_shared_by_too_few_of_an_arguments_tools_or_without_compaction_stays_in_each_tool() -> None:
+    api = _many(["Login of the account that owns the repository."] * 3 + ["Another meaning.", "A third one."])
+    assert finish_catalogue(api, GenerateOptions(shared_argument_tools=3)).shared_arguments == {}
+    alike = _many(["Login of the account that owns the repository."] * 5)
+    assert finish_catalogue(alike, GenerateOptions(shared_argument_tools=3, compact=False)).shared_arguments == {}
