@@ -102,13 +102,13 @@ def _credential_params(document: dict[str, Any], op: dict[str, Any]) -> set[tupl
     return out
 
 
-def check_api(document: dict[str, Any], api: Any) -> dict[str, Any]:
+def check_api(document: dict[str, Any], api: Any, catalogue: Any) -> dict[str, Any]:
     """The schema-correctness counts of one generated API (all zero when it is right)."""
-    from generator.schemas import unresolved_refs
+    from generator.schema_keywords import unresolved_refs
 
     declared = declared_operations(document)
-    by_label = {op.label: op for op in api.operations}
-    names = [op.tool_name for op in api.operations]
+    by_label = {tool.operation: tool for tool in catalogue.tools}
+    names = [tool.name for tool in catalogue.tools]
     out: dict[str, Any] = {
         "operations": len(declared),
         "tools": len(api.operations),
@@ -122,15 +122,15 @@ def check_api(document: dict[str, Any], api: Any) -> dict[str, Any]:
         "missing_tools": [],
         "warnings": len(api.issues),
     }
-    for op in api.operations:
+    for op in catalogue.tools:
         if op.input_schema.get("type") != "object":
-            out["non_object_inputs"].append(op.tool_name)
+            out["non_object_inputs"].append(op.name)
         for kind, schema in (("input", op.input_schema), ("output", op.output_schema)):
             if schema is None:
                 continue
             if kind == "output" and schema.get("type") != "object":
-                out["non_object_inputs"].append(f"{op.tool_name} (output)")
-            out["unresolved_refs"] += [f"{op.tool_name} {kind}: {ref}" for ref in unresolved_refs(schema)]
+                out["non_object_inputs"].append(f"{op.name} (output)")
+            out["unresolved_refs"] += [f"{op.name} {kind}: {ref}" for ref in unresolved_refs(schema)]
     excluded = set(api.excluded)
     for method, path, op_doc, params in declared:
         label = f"{method} {path}"
@@ -194,7 +194,7 @@ def examine(spec: Spec) -> dict[str, Any]:
         row["digest"] = _digest(out)
         catalogue = load_catalogue(out)
         document = load_spec(str(spec.path), fatal_validation=False).document
-    row.update(status="ok", **check_api(document, result.api))
+    row.update(status="ok", **check_api(document, result.api, result.catalogue))
     tools = wire_tools(catalogue)
     row["tools_list_bytes"] = len(tools_list_json(tools)) if tools else 0
     sizes = sorted(((len(t.model_dump_json(by_alias=True, exclude_none=True)), t.name) for t in tools), reverse=True)

@@ -114,17 +114,17 @@ def served_lists(counter: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _constraints(before_api: Any, after_api: Any) -> dict[str, dict[str, dict[str, int]]]:
+def _constraints(before_api: Any, compacted: Any) -> dict[str, dict[str, dict[str, int]]]:
     from generator.compact import count_constraints
 
     out: dict[str, dict[str, dict[str, int]]] = {}
-    for which in ("input_schema", "output_schema"):
+    for which, part in (("input_schema", "arguments"), ("output_schema", "result")):
         before: Counter[str] = Counter()
         after: Counter[str] = Counter()
-        for old, new in zip(before_api.operations, after_api.operations, strict=True):
-            if getattr(old, which) is not None:
-                before += count_constraints(getattr(old, which))
-                after += count_constraints(getattr(new, which))
+        for old, new in zip(before_api.operations, compacted, strict=True):
+            if getattr(old, part) is not None:
+                before += count_constraints(getattr(old, part))
+                after += count_constraints(getattr(new, part))
         out[which] = {"before": dict(sorted(before.items())), "after": dict(sorted(after.items()))}
     return out
 
@@ -287,9 +287,9 @@ async def _results(raw_api: Any, catalogue: Any, counter: Any, sample: int) -> d
     async with runtime:
         for entry in chosen:
             raw = raw_by_name[entry.name]
-            schema = raw.output_schema
+            schema = raw.result
             sampler = _Sampler(schema, rng)
-            if raw.binding.wrap_output:  # the body is the "result" member: a list gets a full page
+            if raw.wrap_result:  # the body is the "result" member: a list gets a full page
                 data = sampler.value(schema.get("properties", {}).get("result", {}), "", 1, top_list=True)
             else:
                 data = sampler.value(schema, "", 0)
@@ -340,12 +340,14 @@ async def _results(raw_api: Any, catalogue: Any, counter: Any, sample: int) -> d
 
 def measure() -> dict[str, Any]:
     from bridge.serve import server_instructions
+    from generator.catalogue import build_catalogue
     from generator.compact import CompactSettings, compact_api
+    from generator.describe import DescriptionRules, tool_description
     from generator.generate import finish_catalogue
     from generator.load import load_spec
-    from generator.options import GenerateOptions
+    from generator.options import DEFAULT_DESCRIPTION_LIMIT, GenerateOptions
     from generator.parse import parse_api
-    from generator.render import catalogue_from_api
+    from generator.shape import Shaped, ToolShape
     from tests.node_tools import github_spec
 
     counter = token_counter()
@@ -355,24 +357,25 @@ def measure() -> dict[str, Any]:
     started = time.perf_counter()
     raw = parse_api(loaded.document, options=options, source_name=str(spec))
     parsed_s = time.perf_counter() - started
-    from generator.shape import lean_api
-
     started = time.perf_counter()
-    lean = lean_api(raw, options)
-    lean, catalogue = finish_catalogue(lean, options)
+    catalogue = finish_catalogue(raw, options)
     lean_s = time.perf_counter() - started
-    before_catalogue = catalogue_from_api(raw)
+    # "Before": every tool as parsed, nothing compacted or trimmed.
+    as_parsed = DescriptionRules(DEFAULT_DESCRIPTION_LIMIT, compact=False)
+    unshaped = tuple(
+        ToolShape(tool_description(op, as_parsed), op.arguments, op.result, fields_arg=None, page_args=())
+        for op in raw.operations
+    )
+    before_catalogue = build_catalogue(raw, Shaped(tools=unshaped, shared_arguments={}))
     compacted = compact_api(
         raw,
         CompactSettings(
-            description_limit=options.tool_description_limit,
             property_description_limit=options.property_description_limit,
             boilerplate_repeats=options.boilerplate_repeats,
             share_min_chars=options.share_min_chars,
         ),
     )
-    no_out_api = lean_api(raw, replace(options, output_schemas=False))
-    _, no_out_catalogue = finish_catalogue(no_out_api, replace(options, output_schemas=False))
+    no_out_catalogue = finish_catalogue(raw, replace(options, output_schemas=False))
 
     before_pairs = _registry_tools(before_catalogue)
     after_pairs = _registry_tools(catalogue)

@@ -13,7 +13,11 @@ import click
 
 from bridge.cli import err as _err
 from bridge.trim import DEFAULT_OUTPUT_DEPTH
-from generator.options import DEFAULT_PROPERTY_DESCRIPTION_LIMIT, DEFAULT_TOOL_DESCRIPTION_LIMIT
+from generator.options import (
+    DEFAULT_DESCRIPTION_LIMIT,
+    DEFAULT_PROPERTY_DESCRIPTION_LIMIT,
+    DEFAULT_TOOL_DESCRIPTION_LIMIT,
+)
 
 
 def _read_config(path: Path | None) -> dict[str, Any]:
@@ -50,9 +54,8 @@ def _read_config(path: Path | None) -> dict[str, Any]:
 @click.option(
     "--description-limit",
     type=click.IntRange(80),
-    default=1024,
-    show_default=True,
-    help="Longest tool description, in characters; longer text is cut with a marker.",
+    default=None,
+    help="Deprecated: the old name of --tool-description-limit (the smaller of the two wins).",
 )
 @click.option("--include-tags", multiple=True, help="Keep only operations with one of these tags (repeatable).")
 @click.option("--exclude-tags", multiple=True, help="Drop operations with one of these tags (repeatable).")
@@ -92,9 +95,9 @@ def _read_config(path: Path | None) -> dict[str, Any]:
 @click.option(
     "--tool-description-limit",
     type=click.IntRange(40),
-    default=DEFAULT_TOOL_DESCRIPTION_LIMIT,
-    show_default=True,
-    help="Compaction: longest tool description (first paragraph), in characters.",
+    default=None,
+    help=f"Longest tool description, in characters; longer text is cut at a sentence or word "
+    f"[default: {DEFAULT_TOOL_DESCRIPTION_LIMIT}; {DEFAULT_DESCRIPTION_LIMIT} with --no-compact].",
 )
 @click.option(
     "--property-description-limit",
@@ -117,7 +120,7 @@ def generate(
     env_prefix: str | None,
     allow_empty: bool,
     max_name_length: int,
-    description_limit: int,
+    description_limit: int | None,
     include_tags: tuple[str, ...],
     exclude_tags: tuple[str, ...],
     include_operations: tuple[str, ...],
@@ -130,7 +133,7 @@ def generate(
     mode: str,
     no_output_schemas: bool,
     no_compact: bool,
-    tool_description_limit: int,
+    tool_description_limit: int | None,
     property_description_limit: int,
     output_depth: int,
 ) -> None:
@@ -144,12 +147,15 @@ def generate(
     if no_models:
         _err("warning: --no-models is deprecated and does nothing: packages have no models/ (api.pyi is typed)")
     config = _read_config(config_path)
+    if description_limit is not None:
+        _err("warning: --description-limit is deprecated; use --tool-description-limit")
+        limits = [limit for limit in (description_limit, tool_description_limit) if limit is not None]
+        tool_description_limit = min(limits)
     options = GenerateOptions(
         name=name,
         env_prefix=env_prefix,
         allow_empty=allow_empty,
         max_name_length=max_name_length,
-        description_limit=description_limit,
         include_tags=include_tags,
         exclude_tags=exclude_tags,
         include_operations=include_operations,

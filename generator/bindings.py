@@ -15,7 +15,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from bridge.catalogue import BoundValue, ParamBinding
+from bridge.catalogue import BoundValue
+from generator.ir import Param
 
 ENV_PREFIX = "env:"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -71,9 +72,9 @@ def find(bindings: Mapping[str, Any], location: str, name: str) -> str | None:
     return None
 
 
-def unused(global_bind: Mapping[str, Any], params: Iterable[ParamBinding]) -> list[str]:
+def unused(global_bind: Mapping[str, Any], params: Iterable[Param]) -> list[str]:
     """Global keys that bound no parameter of any operation (probably a typo)."""
-    used = {(p.wire, p.location) for p in params if p.bound is not None}
+    used = {(p.wire_name, p.location) for p in params if p.bound is not None}
     return [key for key in global_bind if not any(find({key: None}, location, wire) == key for wire, location in used)]
 
 

@@ -1,4 +1,5 @@
-"""An operation's request body → its tool arguments and its :class:`~bridge.catalogue.BodyBinding`.
+"""An operation's request body → its tool arguments and its :class:`~generator.ir.Body` (the wire facts
+:mod:`generator.catalogue` turns into a :class:`~bridge.catalogue.BodyBinding`).
 
 The body keeps its schema whatever its media type is called: what matters is whether the media
 type admits JSON and what the schema describes.
@@ -31,9 +32,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, get_args
+from typing import Any, get_args
 
-from bridge.catalogue import BodyBinding, BodyField, BodyKind, FormStyle, PartEncoding
+from bridge.catalogue import BodyField, BodyKind, FormStyle, PartEncoding
 from bridge.media_types import (
     FORM,
     OCTET_STREAM,
@@ -45,11 +46,9 @@ from bridge.media_types import (
 )
 from generator import naming
 from generator.ir import Body
-from generator.parse_context import Context, RawOperation, deref, text
-from generator.schemas import REQUEST, Converted, Schema, SchemaError, is_file_schema
-
-if TYPE_CHECKING:
-    from generator.parse import _Inputs
+from generator.parse_context import Context, Inputs, RawOperation, deref, described, text
+from generator.schema_keywords import Schema, is_file_schema
+from generator.schemas import REQUEST, Converted, SchemaError
 
 __all__ = ["FILE_DESCRIPTION", "FILE_PATTERN", "body_kind", "choose_media_type", "media_kind", "request_body"]
 
@@ -77,14 +76,14 @@ def media_kind(media_type: str) -> str:
     return "binary" if kind is None else kind
 
 
-def request_body(ctx: Context, raw: RawOperation, inputs: _Inputs) -> tuple[Body | None, BodyBinding | None]:
+def request_body(ctx: Context, raw: RawOperation, inputs: Inputs) -> Body | None:
     node = raw.op.get("requestBody")
     if node is None:
-        return None, None
+        return None
     request = deref(ctx.document, node, "request body")
     content = request.get("content") if isinstance(request, dict) else None
     if not isinstance(content, dict) or not content:
-        return None, None
+        return None
     assert isinstance(request, dict)
     media_type = choose_media_type(ctx, content)
     media = content[media_type] if isinstance(content[media_type], dict) else {}
@@ -104,29 +103,22 @@ def request_body(ctx: Context, raw: RawOperation, inputs: _Inputs) -> tuple[Body
     arg = None
     if fields is None:
         arg = inputs.names.claim_first(["body", "request_body"])
-        inputs.properties[arg] = _described(schema, description)
+        inputs.properties[arg] = described(schema, description)
         if required:
             inputs.required.append(arg)
-    body = Body(
+    return Body(
         media_type=str(media_type),
         required=required,
         schema=schema if isinstance(schema, dict) else {},
-        arg_name=arg,
-        description=description,
-        other_media_types=tuple(str(m) for m in content if m != media_type),
-    )
-    binding = BodyBinding(
-        media_type=str(media_type),
-        required=required,
+        kind=kind,
         arg=arg,
         fields=fields or (),
         file_fields=file_fields,
         json_fields=json_fields,
-        # Recorded only when the media type does not say it, so catalogues stay as they were.
-        kind=kind if kind != infer_kind(media_type) else None,
         encoding=encoding,
+        description=description,
+        other_media_types=tuple(str(m) for m in content if m != media_type),
     )
-    return body, binding
 
 
 # Media type and kind ----------------------------------------------------------------------------
@@ -297,15 +289,7 @@ def _object_like(ctx: Context, prop: Any) -> bool:
 # Arguments ------------------------------------------------------------------------------------
 
 
-def _described(schema: Schema, description: str | None) -> Schema:
-    """A copy of ``schema`` carrying ``description`` (converted schemas are shared: never mutate)."""
-    base: dict[str, Any] = schema if isinstance(schema, dict) else ({} if schema else {"not": {}})
-    if description and base.get("description") != description:
-        return {**base, "description": description}
-    return base
-
-
-def _flatten(schema: Schema, required: bool, inputs: _Inputs) -> tuple[BodyField, ...] | None:
+def _flatten(schema: Schema, required: bool, inputs: Inputs) -> tuple[BodyField, ...] | None:
     """Spread a plain object body into the arguments, or return None to keep it as one argument.
 
     Only when no property's argument name is already taken by a parameter: renaming body fields

@@ -11,27 +11,28 @@ are gone), ``deprecated: false``, ``$comment``, empty ``required`` and ``additio
 true``. OpenAPI-only keywords (``xml``, ``externalDocs``, ``x-*``) never get this far; they are
 dropped here too should one appear.
 
-Descriptions (tool and schema) are cut to their first paragraph, markdown links and a few HTML
-tags are reduced to their text, sentences that only point elsewhere ("For more information,
-see ...") are dropped, as are sentences repeated across the whole API often enough to be
-boilerplate (:attr:`CompactSettings.boilerplate_repeats`, never the first sentence a tool's
-description starts with: an operation description's first sentence only when it follows the
-summary), and the result is cut at a word near the configured limit.
+Descriptions (schema ones here, the tool's in :mod:`generator.describe`) are cut to their first
+paragraph, markdown links and a few HTML tags are reduced to their text, sentences that only
+point elsewhere ("For more information, see ...") are dropped, as are sentences repeated across
+the whole API often enough to be boilerplate (:attr:`CompactSettings.boilerplate_repeats`, never
+the first sentence a tool's description starts with: an operation description's first sentence
+only when it follows the summary), and the result is cut at a word near the configured limit.
 
 ``$defs``: a definition used once (and not from inside itself) is inlined; a sub-schema repeated
 within one tool schema and big enough to pay for a reference is moved to ``$defs`` once and
 referenced. Recursive schemas stay ``$defs`` references, so no cycle is ever expanded, and every
 ``$ref`` resolves inside the tool schema.
 
-This module walks schemas and operations; the text rules are in :mod:`generator.compact_text`, the
-``$defs`` steps in :mod:`generator.compact_defs`, and output shaping in :mod:`generator.shape`.
+This module walks schemas and returns new ones (the parsed model is never changed); the text rules
+are in :mod:`generator.compact_text`, the ``$defs`` steps in :mod:`generator.compact_defs`, and
+:mod:`generator.shape` puts the steps together.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
 
 from generator.compact_defs import (
@@ -51,17 +52,14 @@ from generator.compact_text import (
     find_boilerplate,
     first_paragraph,
     is_trivial_description,
-    restates,
-    sentences,
 )
-from generator.ir import Api, Operation
+from generator.ir import Api
 from generator.options import (
     DEFAULT_BOILERPLATE_REPEATS,
     DEFAULT_PROPERTY_DESCRIPTION_LIMIT,
     DEFAULT_SHARE_MIN_CHARS,
-    DEFAULT_TOOL_DESCRIPTION_LIMIT,
 )
-from generator.schemas import LIST_KEYWORDS, MAP_KEYWORDS, ONE_KEYWORDS, child_schemas
+from generator.schema_keywords import LIST_KEYWORDS, MAP_KEYWORDS, ONE_KEYWORDS, child_schemas
 
 # The text and $defs steps live in their own modules; these names stay importable from here.
 __all__ = [
@@ -69,7 +67,9 @@ __all__ = [
     "DEFS",
     "DEFS_PREFIX",
     "CompactSettings",
+    "Compacted",
     "SchemaCompactor",
+    "api_boilerplate",
     "clean_text",
     "compact_api",
     "compact_text",
@@ -108,11 +108,19 @@ _DROPPED = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class CompactSettings:
-    description_limit: int = DEFAULT_TOOL_DESCRIPTION_LIMIT
     property_description_limit: int = DEFAULT_PROPERTY_DESCRIPTION_LIMIT
     boilerplate_repeats: int = DEFAULT_BOILERPLATE_REPEATS  # 0: never drop repeated sentences
     share_min_chars: int = DEFAULT_SHARE_MIN_CHARS  # 0: never move repeated sub-schemas to $defs
-    boilerplate: frozenset[str] = field(default_factory=frozenset)
+    # The API's boilerplate sentences (:func:`api_boilerplate`); None: found by :func:`compact_api`.
+    boilerplate: frozenset[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """One operation's schemas, compacted: ``Operation.arguments`` and ``Operation.result``."""
+
+    arguments: JsonSchema
+    result: JsonSchema | None
 
 
 # ------------------------------------------------------------------------------------ schemas
@@ -123,6 +131,7 @@ class SchemaCompactor:
 
     def __init__(self, settings: CompactSettings) -> None:
         self.settings = settings
+        self._boilerplate = settings.boilerplate or frozenset()
         self._memo: dict[tuple[int, bool], tuple[Any, Any]] = {}
         self.titles: dict[int, str] = {}  # id(compacted dict) -> the title it had
         self.prints = Fingerprints()  # digests of compacted sub-schemas, shared by every tool
@@ -159,7 +168,7 @@ class SchemaCompactor:
         title = out.pop("title", None)
         description = out.get("description")
         if isinstance(description, str):
-            text = compact_text(description, self.settings.property_description_limit, self.settings.boilerplate)
+            text = compact_text(description, self.settings.property_description_limit, self._boilerplate)
             if text and text != title:
                 out["description"] = text
             else:
@@ -222,29 +231,14 @@ def _all_texts(api: Api) -> Iterator[str | tuple[str, bool]]:
     for op in api.operations:
         if op.description:
             yield op.description, bool(op.summary)
-        yield from _schema_texts(op.input_schema, seen)
-        if op.output_schema is not None:
-            yield from _schema_texts(op.output_schema, seen)
+        yield from _schema_texts(op.arguments, seen)
+        if op.result is not None:
+            yield from _schema_texts(op.result, seen)
 
 
-def tool_description(op: Operation, settings: CompactSettings) -> str:
-    """The first paragraph of the description, after the summary unless it only restates it."""
-    from generator.parse import DEPRECATED_PREFIX
-
-    summary = compact_text(op.summary, settings.description_limit) if op.summary else ""
-    description = (
-        compact_text(op.description, settings.description_limit, settings.boilerplate, after_summary=bool(summary))
-        if op.description
-        else ""
-    )
-    if summary and description:
-        first = (sentences(description) or [""])[0]
-        if restates(summary, first):
-            summary = ""
-    text = "\n".join(part for part in (summary, description) if part) or op.label
-    if op.deprecated:
-        text = DEPRECATED_PREFIX + text
-    return cut(text, settings.description_limit)
+def api_boilerplate(api: Api, repeats: int) -> frozenset[str]:
+    """Sentences repeated often enough across the API's descriptions to be boilerplate."""
+    return find_boilerplate(_all_texts(api), repeats) if repeats > 0 else frozenset()
 
 
 def compact_schema(schema: JsonSchema, compactor: SchemaCompactor) -> JsonSchema:
@@ -255,20 +249,20 @@ def compact_schema(schema: JsonSchema, compactor: SchemaCompactor) -> JsonSchema
     )
 
 
-def compact_api(api: Api, settings: CompactSettings) -> Api:
-    """``api`` with every operation's description and schemas compacted."""
-    if settings.boilerplate_repeats > 0 and not settings.boilerplate:
-        settings = replace(settings, boilerplate=find_boilerplate(_all_texts(api), settings.boilerplate_repeats))
-    compactor = SchemaCompactor(settings)
-    operations = []
-    for op in api.operations:
-        output = compact_schema(op.output_schema, compactor) if op.output_schema is not None else None
-        operations.append(
-            replace(
-                op,
-                tool_description=tool_description(op, settings),
-                input_schema=compact_schema(op.input_schema, compactor),
-                output_schema=output,
-            )
+def compact_api(api: Api, settings: CompactSettings) -> tuple[Compacted, ...]:
+    """Every operation's schemas compacted, in operation order (one compactor: shared parts are
+    compacted once and share their ``$defs`` fingerprints)."""
+    if settings.boilerplate is None:
+        settings = CompactSettings(
+            property_description_limit=settings.property_description_limit,
+            boilerplate_repeats=settings.boilerplate_repeats,
+            share_min_chars=settings.share_min_chars,
+            boilerplate=api_boilerplate(api, settings.boilerplate_repeats),
         )
-    return replace(api, operations=tuple(operations))
+    compactor = SchemaCompactor(settings)
+    compacted = []
+    for op in api.operations:
+        # Result before arguments: the fingerprints are shared by every call, so order is output.
+        result = compact_schema(op.result, compactor) if op.result is not None else None
+        compacted.append(Compacted(arguments=compact_schema(op.arguments, compactor), result=result))
+    return tuple(compacted)

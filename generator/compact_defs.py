@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from generator.schemas import LIST_KEYWORDS, MAP_KEYWORDS, ONE_KEYWORDS
+from generator.schema_keywords import LIST_KEYWORDS, MAP_KEYWORDS, ONE_KEYWORDS
 
 JsonSchema = dict[str, Any]
 

@@ -1,20 +1,21 @@
-"""One generation run: load -> parse -> render -> write, with issues collected along the way."""
+"""One generation run: load -> parse -> shape -> catalogue -> render -> write, with issues collected
+along the way."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bridge.catalogue import Catalogue
+from generator.catalogue import build_catalogue as catalogue_of
 from generator.ir import Api
 from generator.issues import GenerationError, Issue, Level
 from generator.load import LoadedSpec, load_spec
 from generator.options import GenerateOptions
 from generator.parse import parse_api
-from generator.render import DEFAULT_RUN, RunCommand, catalogue_from_api, manifest_tools, render_package
-from generator.shape import lean_api, shared_arguments
+from generator.render import DEFAULT_RUN, RunCommand, manifest_tools, render_package
+from generator.shape import shape_api
 from generator.unsatisfiable import impossible_parts
 from generator.workers import Worker
 from generator.write import PackageDiff, check_target, write_package
@@ -73,7 +74,7 @@ def _parse(loaded: LoadedSpec, options: GenerateOptions, source: str) -> Api:
         raise GenerationError(
             [*loaded.issues, Issue(Level.ERROR, source, "the document is too malformed to convert")]
         ) from None
-    return lean_api(api, options)
+    return api
 
 
 def _settle_issues(api: Api, load_issues: tuple[Issue, ...], *, strict: bool) -> Api:
@@ -118,28 +119,15 @@ class _BackgroundValidation:
         self._worker.stop()
 
 
-def finish_catalogue(api: Api, options: GenerateOptions) -> tuple[Api, Catalogue]:
-    """The catalogue of ``api``: shared argument descriptions said once, the default mode recorded.
-
-    Returns the api as the catalogue describes it (arguments that share a description lose it).
-    """
-    shared: dict[str, str] = {}
-    if options.compact:
-        api, shared = shared_arguments(api, options.shared_argument_tools)
-    catalogue = catalogue_from_api(api)
-    tools = tuple(
-        dataclasses.replace(entry, tags=op.tags) if op.tags else entry
-        for entry, op in zip(catalogue.tools, api.operations, strict=True)
-    )
-    catalogue = catalogue.model_copy(update={"mode": options.mode, "shared_arguments": shared, "tools": tools})
-    return api, catalogue
+def finish_catalogue(api: Api, options: GenerateOptions) -> Catalogue:
+    """The catalogue of ``api``: every operation shaped, then put in the catalogue once."""
+    return catalogue_of(api, shape_api(api, options), mode=options.mode)
 
 
 def build_catalogue(source: str, options: GenerateOptions) -> tuple[Catalogue, tuple[Issue, ...]]:
     """Generation in memory, for ``mcp-bridge serve spec.yaml``."""
     _, api = build_api(source, options)
-    _, catalogue = finish_catalogue(api, options)
-    return catalogue, api.issues
+    return finish_catalogue(api, options), api.issues
 
 
 def _empty_issue(api: Api, options: GenerateOptions, document: object) -> Issue | None:
@@ -177,11 +165,11 @@ def _spec_tags(document: object) -> list[str]:
     return sorted(tags)
 
 
-def _unsatisfiable_issues(api: Api) -> list[Issue]:
+def _unsatisfiable_issues(catalogue: Catalogue) -> list[Issue]:
     return [
-        Issue(Level.WARNING, op.label, f"no input satisfies tool {op.tool_name!r}: /inputSchema{where}: {why}")
-        for op in api.operations
-        for where, why in impossible_parts(op.input_schema)
+        Issue(Level.WARNING, tool.operation, f"no input satisfies tool {tool.name!r}: /inputSchema{where}: {why}")
+        for tool in catalogue.tools
+        for where, why in impossible_parts(tool.input_schema)
     ]
 
 
@@ -206,7 +194,7 @@ def generate(
         if empty is not None and empty.level is Level.ERROR:
             raise GenerationError([*loaded.issues, *api.issues, empty])
         step("render")
-        api, catalogue = finish_catalogue(api, options)
+        catalogue = finish_catalogue(api, options)
         if run.absolute:
             run = replace(run, package=str(target.resolve()))
         package = render_package(
@@ -221,7 +209,7 @@ def generate(
         if background is not None:
             background.cancel()
         raise
-    extra = [*package.issues, *_unsatisfiable_issues(api), *([empty] if empty is not None else [])]
+    extra = [*package.issues, *_unsatisfiable_issues(catalogue), *([empty] if empty is not None else [])]
     api = _settle_issues(replace(api, issues=(*api.issues, *extra)), load_issues, strict=options.strict)
     step("write")
     diff = write_package(package, target, new_manifest_tools=manifest_tools(api))

@@ -1,7 +1,9 @@
-"""The intermediate model between the OpenAPI document and the rendered package: plain data.
+"""The intermediate model: what the OpenAPI document says, as plain data.
 
-Every name and schema is resolved here, so templates only print values and tests can inspect
-the model directly.
+Parsing fills it in once (names resolved, schemas converted, overrides looked up) and nothing
+changes it afterwards. It holds no runtime binding and no final tool schema: shaping
+(:mod:`generator.shape`) computes those from it, and :mod:`generator.catalogue` alone builds the
+catalogue the runtime reads.
 """
 
 from __future__ import annotations
@@ -10,10 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge.catalogue import (
+    BodyField,
+    BodyKind,
     BoundValue,
-    HttpBinding,
     JsonSchema,
+    OutputPolicy,
     ParamLocation,
+    PartEncoding,
+    SchemeUse,
     SecurityScheme,
     ServerSpec,
     ToolAnnotationsSpec,
@@ -24,7 +30,7 @@ from generator.issues import Issue
 @dataclass(frozen=True, slots=True)
 class Param:
     wire_name: str
-    arg_name: str
+    arg_name: str  # "" when the config binds the parameter: no argument feeds it
     location: ParamLocation
     required: bool
     schema: JsonSchema
@@ -45,7 +51,12 @@ class Body:
     media_type: str
     required: bool
     schema: JsonSchema
-    arg_name: str | None  # None when the object's properties are flattened into the arguments
+    kind: BodyKind
+    arg: str | None  # None when the object's properties are flattened into the arguments
+    fields: tuple[BodyField, ...] = ()
+    file_fields: tuple[str, ...] = ()
+    json_fields: tuple[str, ...] = ()
+    encoding: tuple[PartEncoding, ...] = ()
     description: str | None = None
     other_media_types: tuple[str, ...] = ()
 
@@ -71,14 +82,19 @@ class Operation:
     params: tuple[Param, ...]
     body: Body | None
     responses: tuple[Response, ...]
-    title: str | None
-    tool_description: str
-    input_schema: JsonSchema
-    output_schema: JsonSchema | None
+    # Every argument (parameters and body) as converted: an object schema carrying the $defs it
+    # needs. The tool's inputSchema is shaped from it.
+    arguments: JsonSchema
+    # The lowest success response's JSON body as converted, an object; None when some success
+    # response has no JSON body. The tool's outputSchema is shaped from it.
+    result: JsonSchema | None
+    wrap_result: bool  # `result` wraps a non-object body as {"result": body}
+    accept: tuple[str, ...]  # the success media types, JSON ones first
+    security: tuple[tuple[SchemeUse, ...], ...]
     annotations: ToolAnnotationsSpec
-    binding: HttpBinding
-    extensions: dict[str, Any] = field(default_factory=dict)
+    output_policy: OutputPolicy | None = None  # x-mcp-output, then the config's `output`
     scopes: tuple[tuple[str, ...], ...] | None = None  # --config `scopes:` (caller scope alternatives)
+    extensions: dict[str, Any] = field(default_factory=dict)
 
     @property
     def label(self) -> str:

@@ -9,7 +9,7 @@ from bridge.result_shape import DEFAULT_OUTPUT_DEPTH
 
 DEFAULT_MAX_NAME_LENGTH = 64
 MAX_NAME_LENGTH_LIMIT = 128
-DEFAULT_DESCRIPTION_LIMIT = 1024
+DEFAULT_DESCRIPTION_LIMIT = 1024  # the tool description's limit without compaction
 DEFAULT_FETCH_TIMEOUT = 30.0
 DEFAULT_MAX_SPEC_BYTES = 64 * 1024 * 1024
 # Compaction (generator/compact.py)
@@ -29,7 +29,6 @@ Mode = Literal["tools", "discovery", "code"]
 class GenerateOptions:
     name: str | None = None  # package name; default from the spec title
     max_name_length: int = DEFAULT_MAX_NAME_LENGTH
-    description_limit: int = DEFAULT_DESCRIPTION_LIMIT
     include_tags: tuple[str, ...] = ()
     exclude_tags: tuple[str, ...] = ()
     include_operations: tuple[str, ...] = ()  # globs on operationId or "METHOD /path"
@@ -45,7 +44,8 @@ class GenerateOptions:
     bindings: dict[str, Any] = field(default_factory=dict)
     # Lean definitions (generator/compact.py); False keeps schemas and descriptions as converted.
     compact: bool = True
-    tool_description_limit: int = DEFAULT_TOOL_DESCRIPTION_LIMIT
+    # Longest tool description; None: DEFAULT_TOOL_DESCRIPTION_LIMIT compacted, else DEFAULT_DESCRIPTION_LIMIT.
+    tool_description_limit: int | None = None
     property_description_limit: int = DEFAULT_PROPERTY_DESCRIPTION_LIMIT
     boilerplate_repeats: int = DEFAULT_BOILERPLATE_REPEATS  # 0: keep repeated sentences
     share_min_chars: int = DEFAULT_SHARE_MIN_CHARS  # 0: never move repeated sub-schemas to $defs
@@ -58,3 +58,9 @@ class GenerateOptions:
     mode: Mode = "tools"  # how `serve` presents the tools by default (recorded in the catalogue)
     allow_empty: bool = False  # write a package with no tool (a warning, not an error)
     env_prefix: str | None = None  # prefix of the environment variables; default from the package name
+
+
+def tool_description_limit_of(options: GenerateOptions) -> int:
+    if options.tool_description_limit is not None:
+        return options.tool_description_limit
+    return DEFAULT_TOOL_DESCRIPTION_LIMIT if options.compact else DEFAULT_DESCRIPTION_LIMIT

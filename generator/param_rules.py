@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from bridge.catalogue import SecurityScheme
-from generator.schemas import REQUEST, Schema, SchemaConverter
+from generator.schema_keywords import Schema
+from generator.schemas import REQUEST, SchemaConverter
 
 # Composition keywords under which the declared properties are not simply `properties`.
 _COMPOSED = ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "dependentSchemas")

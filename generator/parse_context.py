@@ -1,4 +1,5 @@
-"""What parsing one document shares: the context, the raw operation, and small lookups."""
+"""What parsing one document shares: the context, the raw operation, the arguments under
+construction, and small lookups."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any
 
 from bridge import json_pointer as jsonpointer
 from bridge.catalogue import SecurityScheme
+from generator import naming
 from generator.issues import Issue, Level
 from generator.options import GenerateOptions
+from generator.schema_keywords import Schema
 from generator.schemas import SchemaConverter
 
 MAX_REF_HOPS = 32
@@ -54,6 +57,18 @@ class RawOperation:
         return value if isinstance(value, str) and value else None
 
 
+@dataclass(slots=True)
+class Inputs:
+    """One operation's arguments under construction (parameters first, then the body)."""
+
+    names: naming.ArgNames = field(default_factory=naming.ArgNames)
+    properties: dict[str, Schema] = field(default_factory=dict)
+    required: list[str] = field(default_factory=list)
+    needs: set[str] = field(default_factory=set)
+    # An optional body's required properties: required as soon as any body field is given.
+    dependent_required: dict[str, list[str]] = field(default_factory=dict)
+
+
 def deref(document: Mapping[str, Any], node: Any, what: str) -> Any:
     """Follow a chain of local ``$ref``s (components/parameters, requestBodies, …)."""
     for _ in range(MAX_REF_HOPS):
@@ -76,3 +91,11 @@ def tags(op: Mapping[str, Any]) -> tuple[str, ...]:
 
 def text(value: Any) -> str | None:
     return value.strip() or None if isinstance(value, str) else None
+
+
+def described(schema: Schema, description: str | None) -> Schema:
+    """A copy of ``schema`` carrying ``description`` (converted schemas are shared: never mutate)."""
+    base: dict[str, Any] = schema if isinstance(schema, dict) else ({} if schema else {"not": {}})
+    if description and base.get("description") != description:
+        return {**base, "description": description}
+    return base

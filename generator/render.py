@@ -9,7 +9,7 @@ from typing import Any
 
 import jinja2
 
-from bridge.catalogue import CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue, ToolEntry
+from bridge.catalogue import CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue
 from bridge.runtime_requirements import requirements_txt
 from bridge.stubs import STUBS_FILE
 from bridge.version import bridge_version
@@ -40,32 +40,6 @@ class RunCommand:
 
 
 DEFAULT_RUN = RunCommand()
-
-
-def catalogue_from_api(api: Api) -> Catalogue:
-    tools = tuple(
-        ToolEntry(
-            name=op.tool_name,
-            title=op.title,
-            description=op.tool_description,
-            input_schema=op.input_schema,
-            output_schema=op.output_schema,
-            annotations=op.annotations,
-            binding=op.binding,
-            deprecated=op.deprecated,
-            scopes=op.scopes,
-        )
-        for op in api.operations
-    )
-    return Catalogue(
-        name=api.name,
-        title=api.title,
-        api_version=api.version,
-        env_prefix=api.env_prefix,
-        servers=api.servers,
-        security_schemes=api.security_schemes,
-        tools=tools,
-    )
 
 
 def dump_json(value: Any) -> bytes:

@@ -7,10 +7,10 @@ reference graph, never on where the walk started, each converted component is ca
 (pointer, direction) and the same dict objects are shared by every tool that uses them. Nothing
 here mutates a converted schema after it is built; callers must copy before changing one.
 
-3.0 dialect is translated on the way: ``nullable`` becomes a ``null`` type (or an ``anyOf``),
-boolean ``exclusiveMinimum``/``exclusiveMaximum`` become numeric bounds, and OpenAPI-only or vendor
-keywords are dropped. Only known JSON Schema keywords are kept, so no raw ``$ref`` can slip through
-an unknown keyword.
+3.0 dialect is translated on the way (:mod:`generator.schema_dialect`): ``nullable`` becomes a
+``null`` type (or an ``anyOf``), boolean ``exclusiveMinimum``/``exclusiveMaximum`` become numeric
+bounds, and OpenAPI-only or vendor keywords are dropped. Only known JSON Schema keywords are kept
+(:mod:`generator.schema_keywords`), so no raw ``$ref`` can slip through an unknown keyword.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bridge import json_pointer as jsonpointer
+from generator.schema_dialect import fix_exclusive_bounds, make_nullable, merge_siblings
+from generator.schema_keywords import COPY_KEYWORDS, LIST_KEYWORDS, MAP_KEYWORDS, ONE_KEYWORDS, Schema, refs_in
 
 Direction = Literal["request", "response"]
 REQUEST: Direction = "request"
@@ -28,66 +30,6 @@ RESPONSE: Direction = "response"
 DEFS_PREFIX = "#/$defs/"
 COMPONENT_SCHEMAS = "#/components/schemas/"
 
-Schema = dict[str, Any] | bool
-
-# Keywords whose value is a map of name → subschema.
-MAP_KEYWORDS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
-# Keywords whose value is one subschema.
-ONE_KEYWORDS = frozenset(
-    {
-        "items",
-        "additionalProperties",
-        "unevaluatedProperties",
-        "additionalItems",
-        "unevaluatedItems",
-        "contains",
-        "propertyNames",
-        "not",
-        "if",
-        "then",
-        "else",
-        "contentSchema",
-    }
-)
-# Keywords whose value is a list of subschemas.
-LIST_KEYWORDS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
-# Keywords copied as they are (their values are data, not schemas).
-_COPY_KEYWORDS = frozenset(
-    {
-        "type",
-        "enum",
-        "const",
-        "format",
-        "title",
-        "description",
-        "default",
-        "examples",
-        "multipleOf",
-        "maximum",
-        "minimum",
-        "exclusiveMaximum",
-        "exclusiveMinimum",
-        "maxLength",
-        "minLength",
-        "pattern",
-        "maxItems",
-        "minItems",
-        "uniqueItems",
-        "maxContains",
-        "minContains",
-        "maxProperties",
-        "minProperties",
-        "required",
-        "dependentRequired",
-        "contentEncoding",
-        "contentMediaType",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-    }
-)
-# Keywords that only describe: a $ref with only these next to it can be merged into its target.
-_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly"})
 _MAX_REF_HOPS = 32
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -138,7 +80,7 @@ class SchemaConverter:
                 return converted
             pointer, extra = target
             body = self._body(pointer, direction)
-            merged = _merge_siblings(body.schema, extra)
+            merged = merge_siblings(body.schema, extra)
             converted = Converted(merged, converted.needs | body.needs)
         return converted
 
@@ -199,7 +141,7 @@ class SchemaConverter:
         out: dict[str, Any] = {}
         needs: set[str] = set()
         for key, value in node.items():
-            if key in _COPY_KEYWORDS:
+            if key in COPY_KEYWORDS:
                 out[key] = value
             elif key == "properties":
                 out[key] = self._properties(value, direction, needs)
@@ -212,12 +154,12 @@ class SchemaConverter:
                 out[key] = self._sub(value, direction, needs)
             elif key in LIST_KEYWORDS:
                 out[key] = self._list(key, value, direction, needs)
-        _fix_exclusive_bounds(out)
+        fix_exclusive_bounds(out)
         if out.get("type") == "file":  # Swagger 2.0 leftover
             out["type"] = "string"
             out["format"] = "binary"
         self._filter_required(node, out, direction)
-        result: Schema = _make_nullable(out) if node.get("nullable") is True else out
+        result: Schema = make_nullable(out) if node.get("nullable") is True else out
         return Converted(result, frozenset(needs) if needs else _EMPTY)
 
     def _sub(self, value: Any, direction: Direction, needs: set[str]) -> Schema:
@@ -305,9 +247,9 @@ class SchemaConverter:
         nullable = siblings.pop("nullable", None) is True
         extra = self._convert_plain(siblings, direction)
         extra_schema = extra.schema if isinstance(extra.schema, dict) else {}
-        merged = _merge_siblings(target.schema, extra_schema)
+        merged = merge_siblings(target.schema, extra_schema)
         if nullable:
-            merged = _make_nullable(merged)
+            merged = make_nullable(merged)
         return Converted(merged, target.needs | extra.needs)
 
     def _ref(self, ref: str, direction: Direction) -> Converted:
@@ -371,7 +313,7 @@ class SchemaConverter:
                 target = self._target(ref)
             except SchemaError:
                 target = None
-            edges = tuple(dict.fromkeys(_refs_in(target)))
+            edges = tuple(dict.fromkeys(refs_in(target)))
             self._edges[ref] = edges
         return edges
 
@@ -434,112 +376,3 @@ def _def_base_name(ref: str) -> str:
     tokens = jsonpointer.split(rest if rest.startswith("#") else "#/" + rest)
     name = _UNSAFE_NAME.sub("_", ".".join(tokens)).strip("_.")
     return name or "schema"
-
-
-def _merge_siblings(target: Schema, extra: dict[str, Any]) -> Schema:
-    """Combine a ``$ref`` target with the keywords written next to the ``$ref``."""
-    if not extra:
-        return target
-    if target is False:
-        return False
-    if target is True:
-        return extra
-    if extra.keys() <= _ANNOTATIONS:
-        return {**target, **extra}
-    return {"allOf": [target], **extra}
-
-
-def _make_nullable(schema: Schema) -> Schema:
-    """3.0 ``nullable: true``: add ``null`` to the type (and enum), else ``anyOf`` with null."""
-    if schema is True:
-        return True
-    if schema is False:
-        return {"type": "null"}
-    kind = schema.get("type")
-    if isinstance(kind, str):
-        types = [kind] if kind == "null" else [kind, "null"]
-    elif isinstance(kind, list):
-        types = kind if "null" in kind else [*kind, "null"]
-    else:
-        return {"anyOf": [schema, {"type": "null"}]}
-    out = {**schema, "type": types[0] if len(types) == 1 else types}
-    enum = out.get("enum")
-    if isinstance(enum, list) and None not in enum:
-        out["enum"] = [*enum, None]
-    return out
-
-
-def _fix_exclusive_bounds(out: dict[str, Any]) -> None:
-    """3.0 boolean ``exclusiveMinimum: true`` + ``minimum: n`` → numeric ``exclusiveMinimum: n``."""
-    for exclusive, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
-        flag = out.get(exclusive)
-        if isinstance(flag, bool):
-            del out[exclusive]
-            if flag and bound in out:
-                out[exclusive] = out.pop(bound)
-
-
-def child_schemas(node: Any) -> Iterator[Any]:
-    """The direct subschemas of a schema (values in schema positions only, never data)."""
-    if not isinstance(node, dict):
-        return
-    for key, value in node.items():
-        if key in MAP_KEYWORDS and isinstance(value, dict):
-            yield from value.values()
-        elif key in LIST_KEYWORDS and isinstance(value, list):
-            yield from value
-        elif key in ONE_KEYWORDS:
-            if isinstance(value, list):  # tuple-form items
-                yield from value
-            else:
-                yield value
-
-
-def _refs_in(node: Any) -> Iterator[str]:
-    """Every ``$ref`` string in schema positions of a raw schema (not following them)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if not isinstance(current, dict):
-            continue
-        ref = current.get("$ref")
-        if isinstance(ref, str):
-            yield ref
-        stack.extend(child_schemas(current))
-
-
-def unresolved_refs(schema: Any) -> list[str]:
-    """``$ref`` values in ``schema`` that do not resolve inside ``schema`` itself.
-
-    An empty list means the schema is self-contained. Shared sub-dicts are visited once.
-    """
-    problems: list[str] = []
-    seen: set[int] = set()
-    stack = [schema]
-    while stack:
-        current = stack.pop()
-        if not isinstance(current, dict) or id(current) in seen:
-            continue
-        seen.add(id(current))
-        ref = current.get("$ref")
-        if ref is not None and not _resolves(schema, ref) and ref not in problems:
-            problems.append(ref)
-        stack.extend(child_schemas(current))
-    return problems
-
-
-def _resolves(root: Any, ref: Any) -> bool:
-    if not isinstance(ref, str) or not ref.startswith("#"):
-        return False
-    try:
-        jsonpointer.resolve(root, ref)
-    except jsonpointer.PointerError:
-        return False
-    return True
-
-
-def is_file_schema(schema: Schema) -> bool:
-    """A string schema that carries file content (multipart uploads)."""
-    if not isinstance(schema, dict) or schema.get("type") not in (None, "string"):
-        return False
-    return schema.get("format") in ("binary", "byte") or "contentMediaType" in schema or "contentEncoding" in schema

@@ -167,7 +167,7 @@ def _env(stem: str, roles: Sequence[EnvRole], taken: set[str]) -> tuple[EnvVar, 
 
 def used_schemes(schemes: dict[str, SecurityScheme], operations: Sequence[Operation]) -> dict[str, SecurityScheme]:
     """Only the schemes the generated tools need, in declaration order."""
-    used = {use.scheme for op in operations for alternative in op.binding.security for use in alternative}
+    used = {use.scheme for op in operations for alternative in op.security for use in alternative}
     return {name: scheme for name, scheme in schemes.items() if name in used}
 
 

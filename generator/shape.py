@@ -1,69 +1,104 @@
-"""Output shaping of every operation: the advertised (trimmed) output schema, the ``fields`` and
-paging arguments, the output policy, and argument descriptions said once for the whole API.
+"""Shaping: what each tool shows the model, computed from the parsed model without changing it.
 
-bridge/trim.py is the run-time half. :func:`lean_api` runs compaction first when it is on.
+Each product has one owner here and is computed once: the description (:mod:`generator.describe`),
+the compacted schemas (:mod:`generator.compact`, when ``options.compact``), the advertised
+(trimmed) output schema with its ``fields`` argument and the paging arguments (bridge/trim.py is
+the run-time half), the descriptions said once for the whole API (:mod:`generator.shared_args`),
+and last the input schema those add up to. :mod:`generator.catalogue` puts them in the catalogue.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections import Counter
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass
 from typing import Any
 
-from bridge.catalogue import OutputPolicy
+from bridge.catalogue import JsonSchema
 from bridge.result_shape import FIELDS_ARG_NAMES, FIELDS_SCHEMA, MARKER_KEY, page_args
 from bridge.trim_schema import advertised_schema
-from generator.compact import CompactSettings, compact_api
+from generator.compact import Compacted, CompactSettings, api_boilerplate, compact_api
 from generator.compact_defs import share_defs
+from generator.describe import DescriptionRules, tool_description
 from generator.ir import Api, Operation
-from generator.issues import Issue, Level
-from generator.options import GenerateOptions
-
-SHARED_ARGUMENT_SHARE = 0.8
-
-
-def _operation_overrides(options: GenerateOptions, op: Operation) -> Mapping[str, Any]:
-    """Config overrides of one operation: ``METHOD /path`` first, then operationId (wins)."""
-    merged: dict[str, Any] = {}
-    for key, value in options.overrides.items():
-        verb, _, rest = key.partition(" ")
-        if rest and f"{verb.upper()} {rest}" == op.label and isinstance(value, dict):
-            merged.update(value)
-    by_id = options.overrides.get(op.operation_id) if op.operation_id else None
-    if isinstance(by_id, dict):
-        merged.update(by_id)
-    return merged
-
-
-def output_policy(op: Operation, options: GenerateOptions) -> tuple[OutputPolicy | None, list[Issue]]:
-    """The operation's result shaping from ``x-mcp-output`` (a list of fields, or a mapping with
-    ``fields``, ``max_items``, ``max_string``, ``max_bytes``) and the config's ``output`` (wins)."""
-    issues: list[Issue] = []
-    merged: dict[str, Any] = {}
-    for source, raw in (
-        ("x-mcp-output", op.extensions.get("x-mcp-output")),
-        ("config output", _operation_overrides(options, op).get("output")),
-    ):
-        if raw is None:
-            continue
-        if isinstance(raw, list):
-            raw = {"fields": raw}
-        if not isinstance(raw, dict):
-            issues.append(Issue(Level.WARNING, op.label, f"{source} must be a list of fields or a mapping; ignored"))
-            continue
-        for key, value in raw.items():
-            if key == "fields" and isinstance(value, list) and all(isinstance(v, str) and v for v in value):
-                merged["fields"] = tuple(value)
-            elif key in ("max_items", "max_string", "max_bytes") and isinstance(value, int) and value > 0:
-                merged[key] = value
-            else:
-                issues.append(Issue(Level.WARNING, op.label, f"{source}: {key!r} is not understood; ignored"))
-    return (OutputPolicy(**merged) if merged else None), issues
-
+from generator.options import GenerateOptions, tool_description_limit_of
+from generator.shared_args import shared_arguments, without_shared
 
 MAX_SMALL_RESULT_FIELDS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class ToolShape:
+    """What one operation's tool shows the model, and the shaping the runtime must know of."""
+
+    description: str
+    input_schema: JsonSchema
+    output_schema: JsonSchema | None
+    fields_arg: str | None  # the argument that selects result fields; None: the tool has none
+    page_args: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Shaped:
+    tools: tuple[ToolShape, ...]  # one per operation of the Api, in its order
+    shared_arguments: dict[str, str]  # argument name -> the description said once for every tool
+
+
+@dataclass(frozen=True, slots=True)
+class _Output:
+    schema: JsonSchema | None
+    fields_arg: str | None
+
+
+def shape_api(api: Api, options: GenerateOptions) -> Shaped:
+    boilerplate = api_boilerplate(api, options.boilerplate_repeats) if options.compact else frozenset()
+    rules = DescriptionRules(tool_description_limit_of(options), compact=options.compact, boilerplate=boilerplate)
+    compacted = _compacted(api, options, boilerplate)
+    outputs = [_output(op, schemas, options) for op, schemas in zip(api.operations, compacted, strict=True)]
+    arguments = [
+        _with_fields_arg(schemas.arguments, output.fields_arg)
+        for schemas, output in zip(compacted, outputs, strict=True)
+    ]
+    glossary = shared_arguments(arguments, options.shared_argument_tools) if options.compact else {}
+    tools = tuple(
+        ToolShape(
+            description=tool_description(op, rules),
+            input_schema=without_shared(schema, glossary),
+            output_schema=output.schema,
+            fields_arg=output.fields_arg,
+            page_args=page_args(list(schemas.arguments.get("properties") or {})),
+        )
+        for op, schemas, output, schema in zip(api.operations, compacted, outputs, arguments, strict=True)
+    )
+    return Shaped(tools=tools, shared_arguments=glossary)
+
+
+def _compacted(api: Api, options: GenerateOptions, boilerplate: frozenset[str]) -> tuple[Compacted, ...]:
+    if not options.compact:
+        return tuple(Compacted(arguments=op.arguments, result=op.result) for op in api.operations)
+    settings = CompactSettings(
+        property_description_limit=options.property_description_limit,
+        boilerplate_repeats=options.boilerplate_repeats,
+        share_min_chars=options.share_min_chars,
+        boilerplate=boilerplate,
+    )
+    return compact_api(api, settings)
+
+
+def _output(op: Operation, schemas: Compacted, options: GenerateOptions) -> _Output:
+    """The output schema as trimmed results have it, and the ``fields`` argument when it pays."""
+    if schemas.result is None or not options.output_schemas:
+        return _Output(schema=None, fields_arg=None)
+    advertised = advertised_schema(
+        schemas.result,
+        depth=options.output_depth,
+        descriptions=options.output_descriptions,
+        wrapped=op.wrap_result,
+        selected=op.output_policy.fields if op.output_policy else (),
+    )
+    output = share_defs(advertised, min_chars=options.share_min_chars)
+    properties = schemas.arguments.get("properties")
+    fields_arg = _fields_arg(properties if isinstance(properties, dict) else {}) if _worth_selecting(output) else None
+    return _Output(schema=output, fields_arg=fields_arg)
 
 
 def _worth_selecting(advertised: Mapping[str, Any]) -> bool:
@@ -88,87 +123,7 @@ def _fields_arg(properties: Mapping[str, Any]) -> str | None:
     return next((name for name in FIELDS_ARG_NAMES if name not in properties), None)
 
 
-def shape_operation(op: Operation, options: GenerateOptions) -> tuple[Operation, list[Issue]]:
-    """Output schema as trimmed results have it, the ``fields`` argument, paging arguments and the
-    operation's output policy, recorded in the binding (bridge/trim.py is the other half)."""
-    policy, issues = output_policy(op, options)
-    properties = op.input_schema.get("properties")
-    names = list(properties) if isinstance(properties, dict) else []
-    binding_changes: dict[str, Any] = {"output": policy, "page_args": page_args(names)}
-    input_schema = op.input_schema
-    output = op.output_schema
-    if output is not None and not options.output_schemas:
-        output = None
-    if output is not None:
-        advertised = advertised_schema(
-            output,
-            depth=options.output_depth,
-            descriptions=options.output_descriptions,
-            wrapped=op.binding.wrap_output,
-            selected=policy.fields if policy else (),
-        )
-        output = share_defs(advertised, min_chars=options.share_min_chars)
-        fields_arg = (
-            _fields_arg(properties if isinstance(properties, dict) else {}) if _worth_selecting(output) else None
-        )
-        if fields_arg is not None:
-            binding_changes["fields_arg"] = fields_arg
-            input_schema = {**input_schema, "properties": {**(properties or {}), fields_arg: dict(FIELDS_SCHEMA)}}
-    binding = dataclasses.replace(op.binding, **binding_changes)
-    return replace(op, input_schema=input_schema, output_schema=output, binding=binding), issues
-
-
-def shared_arguments(api: Api, min_tools: int) -> tuple[Api, dict[str, str]]:
-    """Arguments described identically in at least ``min_tools`` tools lose that description,
-    which is returned (name -> description) to be said once in the server's instructions."""
-    if min_tools <= 0:
-        return api, {}
-    counts: Counter[tuple[str, str]] = Counter()
-    for op in api.operations:
-        for name, prop in (op.input_schema.get("properties") or {}).items():
-            if isinstance(prop, dict) and isinstance(prop.get("description"), str):
-                counts[(name, prop["description"])] += 1
-    uses: Counter[str] = Counter()
-    for op in api.operations:
-        uses.update(list(op.input_schema.get("properties") or {}))
-    # Only a description that is the argument's meaning in (nearly) every tool that has it.
-    shared = {
-        (name, text) for (name, text), n in counts.items() if n >= min_tools and n >= SHARED_ARGUMENT_SHARE * uses[name]
-    }
-    if not shared:
-        return api, {}
-    operations = []
-    for op in api.operations:
-        properties = op.input_schema.get("properties") or {}
-        changed = {
-            name: {k: v for k, v in prop.items() if k != "description"}
-            for name, prop in properties.items()
-            if isinstance(prop, dict) and (name, prop.get("description")) in shared
-        }
-        if changed:
-            op = replace(op, input_schema={**op.input_schema, "properties": {**properties, **changed}})
-        operations.append(op)
-    glossary = dict(sorted(shared))
-    return replace(api, operations=tuple(operations)), glossary
-
-
-def lean_api(api: Api, options: GenerateOptions) -> Api:
-    """Compaction (when ``options.compact``) and output shaping of every operation.
-
-    Shared argument descriptions (:func:`shared_arguments`) are a catalogue-level step on top.
-    """
-    if options.compact:
-        settings = CompactSettings(
-            description_limit=min(options.tool_description_limit, options.description_limit),
-            property_description_limit=options.property_description_limit,
-            boilerplate_repeats=options.boilerplate_repeats,
-            share_min_chars=options.share_min_chars,
-        )
-        api = compact_api(api, settings)
-    operations = []
-    issues = list(api.issues)
-    for op in api.operations:
-        shaped, found = shape_operation(op, options)
-        operations.append(shaped)
-        issues.extend(found)
-    return replace(api, operations=tuple(operations), issues=tuple(issues))
+def _with_fields_arg(arguments: JsonSchema, fields_arg: str | None) -> JsonSchema:
+    if fields_arg is None:
+        return arguments
+    return {**arguments, "properties": {**(arguments.get("properties") or {}), fields_arg: dict(FIELDS_SCHEMA)}}

@@ -24,6 +24,7 @@ from bridge.http_tools import HttpRuntime
 from bridge.package import load_catalogue
 from bridge.request import build_request
 from bridge.serve import build_bridge_server, build_registry
+from generator.catalogue import http_binding
 from generator.generate import generate
 from generator.issues import Level
 from generator.load import load_spec
@@ -79,16 +80,16 @@ def test_a_bound_parameter_of_any_location_leaves_the_input_schema(
     key: str, spec: Any, location: str, wire: str, bound: BoundValue
 ) -> None:
     (op,) = _parse(ONE_OF_EACH, {key: spec}).operations
-    param = next(p for p in op.binding.params if p.wire == wire and p.location == location)
+    param = next(p for p in http_binding(op).params if p.wire == wire and p.location == location)
     assert param.bound == bound and param.arg == ""
-    arg_names = {p.arg for p in op.binding.params if p.bound is None}
-    assert set(op.input_schema["properties"]) == arg_names and wire not in op.input_schema["properties"]
-    assert set(op.input_schema.get("required", [])) <= arg_names
+    arg_names = {p.arg for p in http_binding(op).params if p.bound is None}
+    assert set(op.arguments["properties"]) == arg_names and wire not in op.arguments["properties"]
+    assert set(op.arguments.get("required", [])) <= arg_names
 
 
 def test_an_operations_own_bind_replaces_the_global_one_for_that_operation() -> None:
     (op,) = _parse(ONE_OF_EACH, {"api-version": "1"}, {"list": {"bind": {"api-version": "env:V"}}}).operations
-    (param,) = [p for p in op.binding.params if p.wire == "api-version"]
+    (param,) = [p for p in http_binding(op).params if p.wire == "api-version"]
     assert param.bound == BoundValue(env="V")
 
 
@@ -108,26 +109,26 @@ def test_a_bind_that_names_nothing_or_cannot_be_used_is_a_warning(
     api = _parse(ONE_OF_EACH, bindings, overrides)
     assert [(i.level, i.where) for i in api.issues] == [(Level.WARNING, where)]
     (op,) = api.operations
-    assert "q" in op.input_schema["properties"]  # nothing was bound
+    assert "q" in op.arguments["properties"]  # nothing was bound
 
 
 def test_headers_no_argument_may_set_cannot_be_bound_either() -> None:
     spec = ONE_OF_EACH.replace("{name: q, in: query", "{name: Host, in: header")
     api = _parse(spec, {}, {"list": {"bind": {"Host": "evil.example"}}})
     (op,) = api.operations
-    assert all(p.wire != "Host" for p in op.binding.params)
+    assert all(p.wire != "Host" for p in http_binding(op).params)
     assert [i.where for i in api.issues] == ["GET /accounts/{account}/items"]
 
 
 def test_build_request_takes_bound_values_from_the_binding_and_the_environment_never_the_arguments() -> None:
     (op,) = _parse(ONE_OF_EACH, {"account": "acme", "api-version": "2024", "token": "env:T", "sid": "env:S"}).operations
     args = {"account": "evil", "api-version": "0", "Token": "evil", "": "evil", "q": "x"}
-    request = build_request(op.binding, args, base_url=UPSTREAM, bound={"T": SECRET, "S": "s1"})
+    request = build_request(http_binding(op), args, base_url=UPSTREAM, bound={"T": SECRET, "S": "s1"})
     assert request.path == "/accounts/acme/items"
     assert request.query == (("api-version", "2024"), ("q", "x"))
     assert ("Token", SECRET) in request.headers and request.cookies == (("sid", "s1"),)
     with pytest.raises(CredentialsError) as missing:
-        build_request(op.binding, args, base_url=UPSTREAM, bound={"T": SECRET})
+        build_request(http_binding(op), args, base_url=UPSTREAM, bound={"T": SECRET})
     assert "S" in str(missing.value) and SECRET not in str(missing.value)
 
 

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from bridge.forms import pruned
 from bridge.request import build_request
 from bridge.styles import primitive_text
+from generator.catalogue import http_binding
 from generator.ir import Operation
 from generator.options import GenerateOptions
 from generator.parse import parse_api
@@ -179,9 +180,9 @@ def test_form_fields_follow_their_encoding_and_no_nested_key_becomes_a_field(
     combo: tuple[str, bool], args: dict[str, Any]
 ) -> None:
     op = OPERATIONS[combo]
-    request = build_request(op.binding, args, base_url=API)
+    request = build_request(http_binding(op), args, base_url=API)
     wire = request.content or b""
-    declared = set(op.input_schema["properties"])
+    declared = set(op.arguments["properties"])
     top_level = [name for name, _, _ in _pairs(wire)] if wire else []
     assert set(top_level) <= declared
     assert top_level.count("email") <= 1 and top_level.count("amount") <= 1
@@ -205,7 +206,7 @@ def test_stripe_style_metadata_and_nested_objects_keep_their_brackets() -> None:
         "items": [{"price": "p_1", "quantity": 2}],
         "tags": ["x", "y"],
     }
-    request = build_request(op.binding, args, base_url=API)
+    request = build_request(http_binding(op), args, base_url=API)
     assert request.content == (
         b"email=a%40example.com&metadata[email]=evil%40example.com&metadata[order%5Bid%5D]=7"
         b"&address[city]=Berlin&address[line][a][b][0]=c&address[line][a][b][1]=true"
@@ -228,7 +229,7 @@ def test_each_url_encoded_style_spells_arrays_and_objects_as_the_table_says(
     style: str, explode: bool, wire: bytes
 ) -> None:
     request = build_request(
-        OPERATIONS[(style, explode)].binding, {"tags": ["a", "b,c"], "dims": {"w": 1, "h": "x"}}, base_url=API
+        http_binding(OPERATIONS[(style, explode)]), {"tags": ["a", "b,c"], "dims": {"w": 1, "h": "x"}}, base_url=API
     )
     assert request.content == wire
 
@@ -279,7 +280,7 @@ def test_multipart_parts_carry_the_content_type_their_encoding_declares() -> Non
         "note": "hi",
         "ids": [1, 2],
     }
-    request = build_request(op.binding, args, base_url=API)
+    request = build_request(http_binding(op), args, base_url=API)
     assert request.content is not None and request.content_type is not None
     got = parts(request.content, request.content_type)
     assert got["profile"] == [("application/json", b'{"name":"Ann"}')]

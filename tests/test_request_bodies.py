@@ -15,6 +15,7 @@ from jsonschema import Draft202012Validator
 
 from bridge.errors import InvalidArgumentsError
 from bridge.request import build_request
+from generator.catalogue import http_binding
 from generator.ir import Operation
 from generator.options import GenerateOptions
 from generator.parse import parse_api
@@ -50,8 +51,8 @@ def media(schema: Any) -> dict[str, Any]:
 
 
 def sent(op: Operation, args: dict[str, Any]) -> tuple[bytes, str | None]:
-    Draft202012Validator(op.input_schema).validate(args)  # the arguments are valid as advertised
-    request = build_request(op.binding, args, base_url=API)
+    Draft202012Validator(op.arguments).validate(args)  # the arguments are valid as advertised
+    request = build_request(http_binding(op), args, base_url=API)
     return request.content or b"", request.content_type
 
 
@@ -92,7 +93,7 @@ def test_a_structured_body_is_a_json_argument_under_any_media_type_that_admits_j
     content_type: str | None,
 ) -> None:
     op = operation({media_type: media(schema)})
-    properties = op.input_schema["properties"]
+    properties = op.arguments["properties"]
     assert {name: properties[name].get("type") for name in advertised} == advertised
     assert all("contentEncoding" not in properties[name] for name in advertised)
     content, sent_type = sent(op, args)
@@ -134,7 +135,7 @@ def test_binary_bodies_are_decoded_base64_and_text_bodies_are_sent_as_text(
     media_type: str, schema: Any, value: str, wire: bytes, content_type: str
 ) -> None:
     op = operation({media_type: media(schema)})
-    advertised = op.input_schema["properties"]["body"]
+    advertised = op.arguments["properties"]["body"]
     assert advertised["type"] == "string"
     binary = wire != value.encode()
     assert ("contentEncoding" in advertised) is binary
@@ -144,7 +145,7 @@ def test_binary_bodies_are_decoded_base64_and_text_bodies_are_sent_as_text(
 def test_a_wildcard_binary_body_refuses_a_data_uri_of_another_type() -> None:
     op = operation({"image/*": {}})
     with pytest.raises(InvalidArgumentsError):
-        build_request(op.binding, {"body": f"data:text/plain;base64,{PNG64}"}, base_url=API)
+        build_request(http_binding(op), {"body": f"data:text/plain;base64,{PNG64}"}, base_url=API)
 
 
 # declared content (in order), the media type chosen
@@ -195,7 +196,7 @@ def swagger2_operation(parameters: list[dict[str, Any]], consumes: list[str]) ->
 
 def test_a_swagger2_body_consumed_as_any_type_is_json() -> None:
     op = swagger2_operation([{"name": "body", "in": "body", "schema": {"$ref": "#/definitions/Thing"}}], ["*/*"])
-    assert op.input_schema["properties"]["name"] == {"type": "string"}
+    assert op.arguments["properties"]["name"] == {"type": "string"}
     assert sent(op, {"name": "a"}) == (b'{"name":"a"}', "application/json")
 
 

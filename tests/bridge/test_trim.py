@@ -236,11 +236,12 @@ def _output_schemas(path: Path, compact: bool) -> Iterator[tuple[str, dict[str, 
     loaded = load_spec(str(path), validate=False)
     options = GenerateOptions()
     api = parse_api(loaded.document, options=options, source_name=str(path))
-    if compact:
-        api = compact_api(api, CompactSettings())
-    for op in api.operations:
-        if op.output_schema is not None:
-            yield f"{path.name}:{op.tool_name}", op.output_schema, op.binding.wrap_output
+    results = (
+        [c.result for c in compact_api(api, CompactSettings())] if compact else [op.result for op in api.operations]
+    )
+    for op, result in zip(api.operations, results, strict=True):
+        if result is not None:
+            yield f"{path.name}:{op.tool_name}", result, op.wrap_result
 
 
 def _golden_schemas() -> list[tuple[str, dict[str, Any], bool]]:

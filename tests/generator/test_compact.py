@@ -19,11 +19,11 @@ from generator.compact import (
     is_trivial_description,
     share_defs,
 )
-from generator.generate import build_api
+from generator.generate import build_api, finish_catalogue
 from generator.load import load_spec
 from generator.options import GenerateOptions
 from generator.parse import parse_api
-from generator.schemas import unresolved_refs
+from generator.schema_keywords import unresolved_refs
 from tests.golden import GOLDEN_SPECS, spec_path
 
 
@@ -175,19 +175,19 @@ def _golden_api(name: str) -> Any:
 def test_golden_compaction_keeps_constraints_and_resolves_every_ref(name: str) -> None:
     api = _golden_api(name)
     lean = compact_api(api, CompactSettings())
-    for before, after in zip(api.operations, lean.operations, strict=True):
-        for which in ("input_schema", "output_schema"):
+    for before, after in zip(api.operations, lean, strict=True):
+        for which in ("arguments", "result"):
             old, new = getattr(before, which), getattr(after, which)
             if old is None:
                 continue
-            assert count_constraints(new) == count_constraints(old), f"{after.tool_name} {which}"
+            assert count_constraints(new) == count_constraints(old), f"{before.tool_name} {which}"
             assert unresolved_refs(new) == []
             assert len(json.dumps(new)) <= len(json.dumps(old))
 
 
 def test_summary_that_the_description_restates_is_not_repeated() -> None:
-    lean = compact_api(_golden_api("petstore"), CompactSettings())
-    by_name = {op.tool_name: op.tool_description for op in lean.operations}
+    catalogue = finish_catalogue(_golden_api("petstore"), GenerateOptions())
+    by_name = {tool.name: tool.description for tool in catalogue.tools}
     assert by_name["createPet"] == "Adds a pet to the store and returns it with its new id."
     assert by_name["getPet"] == "Get a pet\nReturns one pet by its id."
 
@@ -200,16 +200,16 @@ def test_github_compaction_keeps_every_enum_required_and_bound() -> None:
     loaded = load_spec(str(path), validate=False)
     api = parse_api(loaded.document, options=GenerateOptions(), source_name=str(path))
     lean = compact_api(api, CompactSettings())
-    for which in ("input_schema", "output_schema"):
+    for which in ("arguments", "result"):
         before: Counter[str] = Counter()
         after: Counter[str] = Counter()
-        for old_op, new_op in zip(api.operations, lean.operations, strict=True):
+        for old_op, new_op in zip(api.operations, lean, strict=True):
             old, new = getattr(old_op, which), getattr(new_op, which)
             if old is None:
                 continue
             before += count_constraints(old)
             after += count_constraints(new)
-            assert unresolved_refs(new) == [], new_op.tool_name
+            assert unresolved_refs(new) == [], old_op.tool_name
         assert after == before, which
         assert before["enum"] > 1000 and before["required"] > 1000
 
@@ -224,9 +224,9 @@ def test_corpus_lean_tools_have_no_unresolved_refs() -> None:
             _, api = build_api(str(path), GenerateOptions())
         except Exception:  # refused specs are test_corpus's concern
             continue
-        for op in api.operations:
-            assert unresolved_refs(op.input_schema) == [], f"{path.name} {op.tool_name}"
-            if op.output_schema is not None:
-                assert unresolved_refs(op.output_schema) == [], f"{path.name} {op.tool_name}"
+        for tool in finish_catalogue(api, GenerateOptions()).tools:
+            assert unresolved_refs(tool.input_schema) == [], f"{path.name} {tool.name}"
+            if tool.output_schema is not None:
+                assert unresolved_refs(tool.output_schema) == [], f"{path.name} {tool.name}"
             checked += 1
     assert checked > 500

@@ -34,7 +34,7 @@ from generator.compact_defs import (
 )
 from generator.options import GenerateOptions
 from generator.parse import parse_api
-from generator.schemas import unresolved_refs
+from generator.schema_keywords import unresolved_refs
 
 RUNS = 3
 

@@ -13,11 +13,11 @@ import pytest
 
 from bridge.json_pointer import resolve
 from bridge.path_template import split_template
-from generator.generate import build_api
+from generator.generate import build_api, finish_catalogue
 from generator.ir import Api
 from generator.options import GenerateOptions
 from generator.parse import is_never_an_argument
-from generator.schemas import unresolved_refs
+from generator.schema_keywords import unresolved_refs
 from tests.node_tools import NODE_DIR, github_spec, oas_examples
 
 pytestmark = pytest.mark.corpus
@@ -64,6 +64,9 @@ def _credential_params(document: dict[str, Any]) -> set[tuple[str, str]]:
 
 
 def _check_api(document: dict[str, Any], api: Api) -> None:
+    tools = {
+        op.label: tool for op, tool in zip(api.operations, finish_catalogue(api, GenerateOptions()).tools, strict=True)
+    }
     names = [op.tool_name for op in api.operations]
     assert len(names) == len(set(names)), "tool names must be unique"
     declared = _declared_operations(document)
@@ -71,16 +74,17 @@ def _check_api(document: dict[str, Any], api: Api) -> None:
     by_label = {op.label: op for op in api.operations}
     for method, path, op_doc, params in declared:
         op = by_label[f"{method} {path}"]
+        tool = tools[op.label]
         assert NAME.fullmatch(op.tool_name), op.tool_name
-        assert op.input_schema["type"] == "object"
-        assert unresolved_refs(op.input_schema) == [], op.label
-        if op.output_schema is not None:
-            assert op.output_schema["type"] == "object"
-            assert unresolved_refs(op.output_schema) == [], op.label
-        bound = {(p.wire, p.location): p.arg for p in op.binding.params}
+        assert tool.input_schema["type"] == "object"
+        assert unresolved_refs(tool.input_schema) == [], op.label
+        if tool.output_schema is not None:
+            assert tool.output_schema["type"] == "object"
+            assert unresolved_refs(tool.output_schema) == [], op.label
+        bound = {(p.wire, p.location): p.arg for p in tool.binding.params}
         credentials = _credential_params(document)
         fixed = {name for name, _ in split_template(path)[1]}
-        properties = op.input_schema["properties"]
+        properties = tool.input_schema["properties"]
         for param in params:
             key = (param["name"], param["in"])
             if is_never_an_argument(param["in"], param["name"]):
@@ -93,7 +97,7 @@ def _check_api(document: dict[str, Any], api: Api) -> None:
             assert key in bound, f"{op.label}: parameter {key} dropped"
             assert bound[key] in properties, f"{op.label}: argument {bound[key]} missing from the schema"
         if "requestBody" in op_doc:
-            assert op.binding.body is not None, f"{op.label}: request body dropped"
+            assert tool.binding.body is not None, f"{op.label}: request body dropped"
 
 
 def _spec_id(path: Path) -> str:

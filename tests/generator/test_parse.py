@@ -8,11 +8,13 @@ import yaml
 
 from bridge.catalogue import EnvVar, SchemeUse, ToolAnnotationsSpec
 from bridge.formats import is_base64_file
+from generator.catalogue import http_binding
+from generator.describe import DescriptionRules, tool_description
 from generator.ir import Api, Operation
 from generator.issues import Level
 from generator.options import GenerateOptions
-from generator.parse import package_name, parse_api, tool_description, truncate
-from generator.schemas import unresolved_refs
+from generator.parse import package_name, parse_api
+from generator.schema_keywords import unresolved_refs
 
 HEADER = """
 openapi: 3.0.3
@@ -69,7 +71,7 @@ components:
 def test_every_declared_parameter_becomes_an_argument() -> None:
     op = only(parse(PARAMS_SPEC))
     # 9 declared on the operation + 2 on the path item - 1 overridden - 3 ignored headers.
-    assert list(op.input_schema["properties"]) == [
+    assert list(op.arguments["properties"]) == [
         "petId",
         "verbose",
         "limit",
@@ -78,12 +80,12 @@ def test_every_declared_parameter_becomes_an_argument() -> None:
         "X-Request-ID",
         "session",
     ]
-    assert len(op.params) == len(op.binding.params) == 7
+    assert len(op.params) == len(http_binding(op).params) == 7
 
 
 def test_input_schema_is_a_closed_object_with_param_details() -> None:
     op = only(parse(PARAMS_SPEC))
-    schema = op.input_schema
+    schema = op.arguments
     assert schema["type"] == "object" and schema["additionalProperties"] is False
     assert schema["required"] == ["petId", "limit"]
     assert schema["properties"]["petId"] == {"type": "integer", "minimum": 1, "description": "The pet"}
@@ -93,12 +95,12 @@ def test_input_schema_is_a_closed_object_with_param_details() -> None:
 
 def test_accept_content_type_and_authorization_headers_are_not_arguments() -> None:
     op = only(parse(PARAMS_SPEC))
-    wires = {p.wire for p in op.binding.params}
+    wires = {p.wire for p in http_binding(op).params}
     assert not wires & {"Accept", "content-type", "Authorization"}
 
 
 def test_wire_names_stay_in_the_binding_with_serialisation_defaults() -> None:
-    params = {p.wire: p for p in only(parse(PARAMS_SPEC)).binding.params}
+    params = {p.wire: p for p in http_binding(only(parse(PARAMS_SPEC))).params}
     assert params["filter[status]"].arg == "filter_status"
     assert (params["filter[status]"].style, params["filter[status]"].explode) == ("deepObject", True)
     assert (params["petId"].style, params["petId"].explode, params["petId"].required) == ("simple", False, True)
@@ -112,7 +114,7 @@ def test_path_parameters_are_always_required() -> None:
     op = only(
         parse("paths: {'/a/{id}': {get: {parameters: [{name: id, in: path, schema: {type: string}}], responses: {}}}}")
     )
-    assert op.input_schema["required"] == ["id"] and op.params[0].required
+    assert op.arguments["required"] == ["id"] and op.params[0].required
 
 
 def test_same_name_in_path_and_query_gets_a_location_suffix() -> None:
@@ -130,7 +132,7 @@ paths:
 """
         )
     )
-    assert [(p.location, p.arg) for p in op.binding.params] == [
+    assert [(p.location, p.arg) for p in http_binding(op).params] == [
         ("path", "id"),
         ("query", "id_query"),
         ("header", "id_header"),
@@ -206,11 +208,11 @@ paths:
         + PET_SCHEMA
     )
     op = only(parse(spec))
-    assert op.input_schema["properties"] == {"name": {"type": "string"}, "tag": {"type": ["string", "null"]}}
-    assert op.input_schema["required"] == ["name"]  # readOnly id is gone
-    assert op.binding.body is not None
-    assert [(f.arg, f.wire) for f in op.binding.body.fields] == [("name", "name"), ("tag", "tag")]
-    assert op.binding.body.arg is None and op.body is not None and op.body.arg_name is None
+    assert op.arguments["properties"] == {"name": {"type": "string"}, "tag": {"type": ["string", "null"]}}
+    assert op.arguments["required"] == ["name"]  # readOnly id is gone
+    assert http_binding(op).body is not None
+    assert [(f.arg, f.wire) for f in http_binding(op).body.fields] == [("name", "name"), ("tag", "tag")]
+    assert http_binding(op).body.arg is None and op.body is not None and op.body.arg is None
 
 
 def test_optional_body_does_not_make_its_properties_required() -> None:
@@ -224,7 +226,7 @@ paths:
 """
         + PET_SCHEMA
     )
-    assert only(parse(spec)).input_schema["required"] == []
+    assert only(parse(spec)).arguments["required"] == []
 
 
 def test_body_colliding_with_a_parameter_stays_one_body_argument() -> None:
@@ -243,10 +245,10 @@ paths:
         + PET_SCHEMA
     )
     op = only(parse(spec))
-    assert list(op.input_schema["properties"]) == ["name", "body"]
-    assert op.input_schema["required"] == ["name", "body"]
-    assert op.input_schema["properties"]["body"]["description"] == "The new pet"
-    assert op.binding.body is not None and op.binding.body.arg == "body" and op.binding.body.fields == ()
+    assert list(op.arguments["properties"]) == ["name", "body"]
+    assert op.arguments["required"] == ["name", "body"]
+    assert op.arguments["properties"]["body"]["description"] == "The new pet"
+    assert op.body is not None and op.body.arg == "body" and op.body.fields == ()
 
 
 def test_body_argument_name_avoids_a_parameter_called_body() -> None:
@@ -259,8 +261,8 @@ paths:
       responses: {}
 """
     op = only(parse(spec))
-    assert list(op.input_schema["properties"]) == ["body", "request_body"]
-    assert op.binding.body is not None and op.binding.body.arg == "request_body"
+    assert list(op.arguments["properties"]) == ["body", "request_body"]
+    assert http_binding(op).body is not None and http_binding(op).body.arg == "request_body"
 
 
 def test_non_object_bodies_are_one_argument() -> None:
@@ -280,12 +282,12 @@ paths:
       responses: {}
 """
     ops = by_label(parse(spec))
-    assert ops["POST /tags"].input_schema["properties"] == {"body": {"type": "array", "items": {"type": "string"}}}
-    assert ops["POST /note"].input_schema["properties"] == {"body": {"type": "string"}}
-    blob = ops["PUT /blob"].input_schema["properties"]["body"]
+    assert ops["POST /tags"].arguments["properties"] == {"body": {"type": "array", "items": {"type": "string"}}}
+    assert ops["POST /note"].arguments["properties"] == {"body": {"type": "string"}}
+    blob = ops["PUT /blob"].arguments["properties"]["body"]
     assert blob["type"] == "string" and blob["contentEncoding"] == "base64" and blob["description"]
-    assert ops["PUT /blob"].input_schema["required"] == ["body"]
-    assert list(ops["POST /open"].input_schema["properties"]) == ["body"]
+    assert ops["PUT /blob"].arguments["required"] == ["body"]
+    assert list(ops["POST /open"].arguments["properties"]) == ["body"]
 
 
 def test_json_is_preferred_and_other_media_types_are_recorded() -> None:
@@ -326,7 +328,7 @@ paths:
       responses: {}
 """
     op = only(parse(spec))
-    properties = op.input_schema["properties"]
+    properties = op.arguments["properties"]
     assert properties["file"] == {
         "type": "string",
         "contentEncoding": "base64",
@@ -334,9 +336,9 @@ paths:
     }
     assert properties["attachments"]["items"]["type"] == "string"
     assert "format" not in properties["attachments"]["items"]
-    assert op.binding.body is not None
-    assert op.binding.body.file_fields == ("file", "attachments")
-    assert op.binding.body.json_fields == ("meta", "settings")
+    assert http_binding(op).body is not None
+    assert http_binding(op).body.file_fields == ("file", "attachments")
+    assert http_binding(op).body.json_fields == ("meta", "settings")
 
 
 # Responses ------------------------------------------------------------------------------------
@@ -359,19 +361,19 @@ JSON = "application/json"
 
 def test_array_response_is_wrapped_in_result() -> None:
     op = only(parse(_response_spec({"200": {JSON: {"type": "array", "items": {"type": "integer"}}}})))
-    assert op.output_schema == {
+    assert op.result == {
         "type": "object",
         "properties": {"result": {"type": "array", "items": {"type": "integer"}}},
         "required": ["result"],
     }
-    assert op.binding.wrap_output is True
+    assert http_binding(op).wrap_output is True
 
 
 def test_mixed_any_of_response_is_wrapped() -> None:
     schema = {"anyOf": [{"type": "object"}, {"type": "string"}]}
     op = only(parse(_response_spec({"200": {JSON: schema}})))
-    assert op.binding.wrap_output and op.output_schema is not None
-    assert op.output_schema["properties"]["result"] == schema
+    assert http_binding(op).wrap_output and op.result is not None
+    assert op.result["properties"]["result"] == schema
 
 
 def test_object_response_gets_type_object_at_the_root() -> None:
@@ -382,9 +384,9 @@ def test_object_response_gets_type_object_at_the_root() -> None:
         }
     )
     op = only(parse(spec))
-    assert op.output_schema == {"properties": {"a": {"type": "string"}}, "type": "object"}
-    assert op.binding.wrap_output is False
-    assert op.binding.accept == ("application/problem+json",)
+    assert op.result == {"properties": {"a": {"type": "string"}}, "type": "object"}
+    assert http_binding(op).wrap_output is False
+    assert http_binding(op).accept == ("application/problem+json",)
     assert [(r.status, r.media_type) for r in op.responses] == [
         ("201", "application/problem+json"),
         ("400", "application/json"),
@@ -393,32 +395,32 @@ def test_object_response_gets_type_object_at_the_root() -> None:
 
 def test_no_output_schema_without_a_json_body() -> None:
     op = only(parse(_response_spec({"204": {}, "200": {"text/csv": {"type": "string"}}})))
-    assert op.output_schema is None and op.binding.accept == ("text/csv",)
+    assert op.result is None and http_binding(op).accept == ("text/csv",)
 
 
 def test_no_output_schema_when_another_success_response_has_no_body() -> None:
-    assert only(parse(_response_spec({"200": {JSON: {"type": "object"}}, "204": {}}))).output_schema is None
+    assert only(parse(_response_spec({"200": {JSON: {"type": "object"}}, "204": {}}))).result is None
 
 
 def test_lowest_success_status_with_json_gives_the_output_schema() -> None:
     spec = _response_spec({"2XX": {JSON: {"type": "string"}}, "201": {JSON: {"type": "object"}}})
     op = only(parse(spec))
-    assert op.output_schema == {"type": "object"} and not op.binding.wrap_output
+    assert op.result == {"type": "object"} and not http_binding(op).wrap_output
 
 
 def test_default_response_counts_only_without_2xx() -> None:
     spec = _response_spec({"default": {"*/*": {"type": "object", "properties": {"x": {"type": "integer"}}}}})
     op = only(parse(spec))
-    assert op.output_schema is not None and op.output_schema["properties"] == {"x": {"type": "integer"}}
-    assert op.binding.accept == ("*/*",)
+    assert op.result is not None and op.result["properties"] == {"x": {"type": "integer"}}
+    assert http_binding(op).accept == ("*/*",)
     with_2xx = _response_spec({"default": {JSON: {"type": "object"}}, "202": {}})
-    assert only(parse(with_2xx)).output_schema is None
+    assert only(parse(with_2xx)).result is None
 
 
 def test_write_only_properties_are_dropped_from_output() -> None:
     schema = {"type": "object", "properties": {"password": {"type": "string", "writeOnly": True}, "login": {}}}
     op = only(parse(_response_spec({"200": {JSON: schema}})))
-    assert op.output_schema is not None and list(op.output_schema["properties"]) == ["login"]
+    assert op.result is not None and list(op.result["properties"]) == ["login"]
 
 
 def test_circular_schemas_give_self_contained_tool_schemas() -> None:
@@ -440,10 +442,10 @@ components:
         next: {$ref: '#/components/schemas/Node'}
 """
     op = only(parse(spec))
-    assert op.input_schema["properties"]["next"] == {"$ref": "#/$defs/Node"}
-    assert set(op.input_schema["$defs"]) == {"Node"}
-    assert op.output_schema is not None and set(op.output_schema["$defs"]) == {"Node"}
-    assert unresolved_refs(op.input_schema) == [] and unresolved_refs(op.output_schema) == []
+    assert op.arguments["properties"]["next"] == {"$ref": "#/$defs/Node"}
+    assert set(op.arguments["$defs"]) == {"Node"}
+    assert op.result is not None and set(op.result["$defs"]) == {"Node"}
+    assert unresolved_refs(op.arguments) == [] and unresolved_refs(op.result) == []
 
 
 def test_openapi_31_boolean_subschemas_and_unevaluated_properties_survive() -> None:
@@ -473,34 +475,36 @@ components:
 """
     )
     op = only(parse_api(document, options=GenerateOptions(), source_name="t"))
-    assert op.input_schema["properties"]["extra"] is True
-    assert op.input_schema["properties"]["source"]["unevaluatedProperties"] is False
-    assert op.input_schema["properties"]["source"]["properties"]["kind"] == {"const": "card"}
+    assert op.arguments["properties"]["extra"] is True
+    assert op.arguments["properties"]["source"]["unevaluatedProperties"] is False
+    assert op.arguments["properties"]["source"]["properties"]["kind"] == {"const": "card"}
 
 
 # Descriptions and annotations -----------------------------------------------------------------
 
 
+def _as_converted(op: Operation, limit: int = 1024) -> str:
+    return tool_description(op, DescriptionRules(limit, compact=False))
+
+
 def test_description_joins_summary_and_description_and_marks_deprecation() -> None:
     spec = "paths: {/a: {get: {summary: List pets, description: '**All** pets.', deprecated: true, responses: {}}}}"
     op = only(parse(spec))
-    assert op.tool_description == "[Deprecated] List pets\n\n**All** pets."
-    assert op.title == "List pets"
+    assert _as_converted(op) == "[Deprecated] List pets\n\n**All** pets."
+    assert op.summary == "List pets"
 
 
 def test_description_falls_back_to_method_and_path() -> None:
     op = only(parse("paths: {/a: {delete: {responses: {}}}}"))
-    assert op.tool_description == "DELETE /a" and op.title is None
+    assert _as_converted(op) == "DELETE /a" and op.summary is None
 
 
 def test_long_descriptions_are_cut_at_a_word_boundary() -> None:
-    text = "word " * 100
-    cut = truncate(text, 60)
-    assert len(cut) <= 60 and cut.endswith(" … (truncated)")
-    assert cut.removesuffix(" … (truncated)").endswith("word")
-    assert tool_description("s", "d" * 50, False, 30, "GET /a").endswith("(truncated)")
-    op = only(parse("paths: {/a: {get: {description: " + "lorem " * 400 + ", responses: {}}}}", description_limit=100))
-    assert len(op.tool_description) <= 100
+    op = only(parse("paths: {/a: {get: {description: " + "lorem " * 400 + ", responses: {}}}}"))
+    text = _as_converted(op, 100)
+    assert len(text) <= 100 and text.endswith("…")
+    assert text.removesuffix("…").endswith("lorem")
+    assert op.description is not None and op.description.startswith("lorem lorem")  # the model keeps the whole text
 
 
 @pytest.mark.parametrize(
@@ -693,9 +697,9 @@ def test_security_schemes_get_environment_variable_names() -> None:
 
 def test_security_requirements_become_alternatives() -> None:
     ops = by_label(parse(SECURITY_SPEC))
-    assert ops["GET /pets"].binding.security == ((SchemeUse(scheme="api_key"),),)
-    assert ops["GET /public"].binding.security == ()
-    assert ops["GET /either"].binding.security == (
+    assert http_binding(ops["GET /pets"]).security == ((SchemeUse(scheme="api_key"),),)
+    assert http_binding(ops["GET /public"]).security == ()
+    assert http_binding(ops["GET /either"]).security == (
         (SchemeUse(scheme="bearerAuth"),),
         (SchemeUse(scheme="oauth", scopes=("read", "write")),),
         (),
@@ -704,10 +708,10 @@ def test_security_requirements_become_alternatives() -> None:
 
 def test_api_key_credential_parameter_is_not_an_argument() -> None:
     ops = by_label(parse(SECURITY_SPEC))
-    assert list(ops["GET /pets"].input_schema["properties"]) == ["q"]
+    assert list(ops["GET /pets"].arguments["properties"]) == ["q"]
     # Not even where the operation does not list the scheme: a model-chosen value in a credential
     # slot is a credential the operator never gave.
-    assert list(ops["GET /public"].input_schema["properties"]) == []
+    assert list(ops["GET /public"].arguments["properties"]) == []
 
 
 def test_undeclared_security_scheme_is_ignored_with_one_warning() -> None:
@@ -721,8 +725,8 @@ components:
 """
     api = parse(spec)
     ops = by_label(api)
-    assert ops["GET /a"].binding.security == ((SchemeUse(scheme="bearer"),),)
-    assert ops["GET /b"].binding.security == ()
+    assert http_binding(ops["GET /a"]).security == ((SchemeUse(scheme="bearer"),),)
+    assert http_binding(ops["GET /b"]).security == ()
     assert [i.level for i in api.issues] == [Level.WARNING] and "'ghost'" in api.issues[0].detail
 
 
@@ -780,8 +784,8 @@ paths:
       responses: {}
 """
     op = only(parse(spec))
-    assert op.binding.body is not None
-    assert op.binding.body.json_fields == ("raw",)
+    assert http_binding(op).body is not None
+    assert http_binding(op).body.json_fields == ("raw",)
 
 
 def test_optional_body_requires_its_required_fields_once_any_field_is_given() -> None:
@@ -799,8 +803,8 @@ paths:
       responses: {}
 """
     op = only(parse(spec))
-    assert op.input_schema["required"] == []
-    assert op.input_schema["dependentRequired"] == {"name": ["kind"], "kind": ["name"], "note": ["name", "kind"]}
+    assert op.arguments["required"] == []
+    assert op.arguments["dependentRequired"] == {"name": ["kind"], "kind": ["name"], "note": ["name", "kind"]}
 
 
 def test_path_parameters_must_not_be_empty() -> None:
@@ -814,7 +818,7 @@ paths:
         - {name: o, in: path, required: true, schema: {type: object, properties: {x: {type: string}}}}
       responses: {}
 """
-    properties = only(parse(spec)).input_schema["properties"]
+    properties = only(parse(spec)).arguments["properties"]
     assert (properties["s"]["minLength"], properties["l"]["minItems"], properties["o"]["minProperties"]) == (1, 1, 1)
 
 
@@ -831,7 +835,7 @@ paths:
         - {name: X-Trace, in: header, schema: {type: string}}
       responses: {}
 """
-    assert list(only(parse(spec)).input_schema["properties"]) == ["X-Trace"]
+    assert list(only(parse(spec)).arguments["properties"]) == ["X-Trace"]
 
 
 def test_json_is_asked_for_first_so_the_answer_can_be_structured() -> None:
@@ -846,7 +850,7 @@ paths:
             application/xml: {schema: {type: object, properties: {a: {type: string}}}}
             application/json: {schema: {type: object, properties: {a: {type: string}}}}
 """
-    assert only(parse(spec)).binding.accept == ("application/json", "application/xml")
+    assert http_binding(only(parse(spec))).accept == ("application/json", "application/xml")
 
 
 def test_no_output_schema_when_a_success_status_has_no_body() -> None:
@@ -859,7 +863,7 @@ paths:
           description: done
           content: {application/json: {schema: {type: object, properties: {a: {type: string}}}}}
 """
-    assert only(parse(spec)).output_schema is None
+    assert only(parse(spec)).result is None
 
 
 def test_required_query_arrays_must_not_be_empty() -> None:
@@ -872,7 +876,7 @@ paths:
         - {name: tags, in: query, schema: {type: array, items: {type: string}}}
       responses: {}
 """
-    properties = only(parse(spec)).input_schema["properties"]
+    properties = only(parse(spec)).arguments["properties"]
     assert properties["status"]["minItems"] == 1 and "minItems" not in properties["tags"]
 
 
@@ -888,7 +892,7 @@ paths:
       responses: {}
 """
     op = only(parse(spec))
-    assert list(op.input_schema["properties"]) == ["body"]
+    assert list(op.arguments["properties"]) == ["body"]
 
 
 @pytest.mark.parametrize(

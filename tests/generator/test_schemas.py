@@ -5,7 +5,8 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.schemas import REQUEST, RESPONSE, SchemaConverter, SchemaError, unresolved_refs
+from generator.schema_keywords import unresolved_refs
+from generator.schemas import REQUEST, RESPONSE, SchemaConverter, SchemaError
 
 
 def _doc(schemas: dict[str, Any]) -> dict[str, Any]:

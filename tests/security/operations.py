@@ -82,7 +82,7 @@ def all_apis() -> tuple[tuple[str, frozenset[tuple[str, str]], tuple[ToolEntry, 
     for spec in oas_examples():
         try:
             loaded, api = build_api(str(spec), GenerateOptions())
-            _, catalogue = finish_catalogue(api, GenerateOptions())
+            catalogue = finish_catalogue(api, GenerateOptions())
         except Exception:  # a spec the generator refuses is not part of this property
             continue
         source = f"corpus:{spec.parent.parent.name}/{spec.name}"

@@ -364,6 +364,7 @@ async def test_the_served_package_refuses_foreign_members_before_any_request_and
 def _object_param(schema: dict[str, Any], **extra: Any) -> tuple[dict[str, Any], ParamBinding]:
     import yaml
 
+    from generator.catalogue import http_binding
     from generator.options import GenerateOptions
     from generator.parse import parse_api
 
@@ -383,8 +384,8 @@ paths:
     document["paths"]["/items"]["get"]["parameters"].append({"name": "obj", "in": "query", "schema": schema, **extra})
     api = parse_api(document, options=GenerateOptions(), source_name="t.yaml")
     (op,) = api.operations
-    (param,) = [p for p in op.binding.params if p.wire == "obj"]
-    return op.input_schema["properties"]["obj"], param
+    (param,) = [p for p in http_binding(op).params if p.wire == "obj"]
+    return op.arguments["properties"]["obj"], param
 
 
 OBJECT = {"type": "object", "properties": {"color": {"type": "string"}, "limit": {"type": "integer"}}}
