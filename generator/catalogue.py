@@ -13,7 +13,7 @@ from generator.ir import Api, Body, Operation, Param
 from generator.shape import Shaped, ToolShape
 
 
-def build_catalogue(api: Api, shaped: Shaped, *, mode: ServeMode = "tools") -> Catalogue:
+def assemble_catalogue(api: Api, shaped: Shaped, *, mode: ServeMode = "tools") -> Catalogue:
     return Catalogue(
         name=api.name,
         title=api.title,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bridge.catalogue import Catalogue
-from generator.catalogue import build_catalogue as catalogue_of
+from generator.catalogue import assemble_catalogue
 from generator.ir import Api
 from generator.issues import GenerationError, Issue, Level
 from generator.load import LoadedSpec, load_spec
@@ -121,7 +121,7 @@ class _BackgroundValidation:
 
 def finish_catalogue(api: Api, options: GenerateOptions) -> Catalogue:
     """The catalogue of ``api``: every operation shaped, then put in the catalogue once."""
-    return catalogue_of(api, shape_api(api, options), mode=options.mode)
+    return assemble_catalogue(api, shape_api(api, options), mode=options.mode)
 
 
 def build_catalogue(source: str, options: GenerateOptions) -> tuple[Catalogue, tuple[Issue, ...]]:

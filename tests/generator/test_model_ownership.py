@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from bridge.cli import cli
 from generator import ir
-from generator.catalogue import build_catalogue, http_binding
+from generator.catalogue import assemble_catalogue, http_binding
 from generator.describe import DescriptionRules, tool_description
 from generator.generate import build_api, finish_catalogue
 from generator.options import (
@@ -103,7 +103,7 @@ def test_shaping_and_building_the_catalogue_leave_the_parsed_model_as_it_was() -
 def test_every_catalogue_field_comes_from_the_operation_or_its_shape() -> None:
     api = _petstore()
     shaped = shape_api(api, GenerateOptions())
-    catalogue = build_catalogue(api, shaped, mode="code")
+    catalogue = assemble_catalogue(api, shaped, mode="code")
     assert catalogue.mode == "code" and catalogue.shared_arguments == shaped.shared_arguments
     for op, shape, tool in zip(api.operations, shaped.tools, catalogue.tools, strict=True):
         assert (tool.name, tool.title, tool.tags, tool.deprecated) == (op.tool_name, op.summary, op.tags, op.deprecated)
