@@ -20,13 +20,10 @@ from dataclasses import dataclass
 from generator.issues import Issue, Level
 
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
-ARG_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 MAX_ARG_NAME_LENGTH = 64
 HASH_LENGTH = 8
 # Fixed order for (path, method) sorting: the order of the OpenAPI path item fields.
 METHOD_ORDER = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-# Who keeps a contested argument name: path parameters first, the request body last.
-LOCATION_PRIORITY = ("path", "query", "header", "cookie", "body")
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _UNDERSCORES = re.compile(r"_{2,}")

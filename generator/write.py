@@ -20,7 +20,6 @@ from pathlib import Path
 
 from generator.issues import Issue
 
-USER_FILES = ("hooks.py",)
 MANIFEST_FILE = "manifest.json"
 GENERATOR_MARK = "mcp-bridge"
 # What packages written before the manifest listed its files contained.
