@@ -153,6 +153,25 @@ def test_an_untypeable_schema_is_any_with_a_warning(
         assert "broken" in render_stubs([broken])
 
 
+def test_a_failure_only_the_whole_api_has_leaves_every_stub_untyped_not_the_generate_failed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = stubs_module._typed_dicts
+
+    def failing_together(tools: list[dict[str, Any]]) -> list[ast.stmt]:
+        if len(tools) > 2:
+            raise ValueError("inheritance cycle")
+        return real(tools)
+
+    monkeypatch.setattr(stubs_module, "_typed_dicts", failing_together)
+    notes: list[str] = []
+    index = StubIndex.parse(render_stubs([entry(f"op{i}") for i in range(4)], notes.append))
+    assert [n for n in notes if "any function" in n] == [
+        "no typed stub for any function (ValueError: inheritance cycle); all arguments are dict[str, Any]"
+    ]
+    assert all(index.signature(f"op{i}") == f"async def op{i}(*, id: Any) -> Any" for i in range(4))
+
+
 def test_a_subset_holds_only_what_the_functions_use() -> None:
     nested = {"type": "object", "properties": {"deep": {"type": "object", "properties": {"v": {"type": "integer"}}}}}
     source = render_stubs([entry("one", properties={"a": nested}), entry("two", properties={"b": {"type": "string"}})])
