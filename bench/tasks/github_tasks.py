@@ -20,10 +20,18 @@ STALE_REPO = "infra"
 STALE_BEFORE = "2026-11-23T12:00:00Z"
 
 ISSUES = Search("list repository issues", "issues_list-for-repo")
-ORG_REPOS = Search("list organization repositories", "repos_list-for-org")
-PULLS = Search("list pull requests", "pulls_list", limit=3)
-USER = Search("get a user", "users_get-by-username", limit=3)
-ADD_LABELS = Search("add labels to an issue", "issues_add-labels")
+ORG_REPOS = Search(
+    "list organization repositories", "repos_list-for-org", 1, "lists repositories for the specified organization", 6
+)
+PULLS = Search("list pull requests", "pulls_list", 3, "lists pull requests in a specified repository", 15)
+USER = Search(
+    "get a user by username",
+    "users_get-by-username",
+    1,
+    "provides publicly available information about someone with a GitHub account",
+    1,
+)
+ADD_LABELS = Search("add labels to an issue", "issues_add-labels", 1, None, 2)
 
 
 def _labels(issue: dict[str, Any]) -> list[str]:
@@ -194,7 +202,7 @@ r = await call_tool('{{issues_list-for-repo}}', {{'owner': '{OWNER}', 'repo': '{
                                              'direction': 'asc', 'per_page': 3}})
 users = await asyncio.gather(*[call_tool('{{users_get-by-username}}', {{'username': i['user']['login']}})
                                for i in r['result']])
-return [{{'number': i['number'], 'author': u['name']}} for i, u in zip(r['result'], users)]
+return [{{'number': i['number'], 'author': u['result']['name']}} for i, u in zip(r['result'], users)]
 """,
 )
 
@@ -237,7 +245,7 @@ r = await call_tool('{{issues_list-for-repo}}', {{'owner': '{OWNER}', 'repo': '{
                                              'per_page': 100}})
 bare = sorted(i['number'] for i in r['result'] if not i['labels'])
 await asyncio.gather(*[call_tool('{{issues_add-labels}}', {{'owner': '{OWNER}', 'repo': '{REPO}', 'issue_number': n,
-                                                        'labels': ['triage']}}) for n in bare])
+                                                        'body': {{'labels': ['triage']}}}}) for n in bare])
 return bare
 """,
     write=True,

@@ -224,9 +224,7 @@ def _repo(spec: dict[str, Any], world: GitHubWorld, i: int, rng: random.Random) 
     return dict(repo)
 
 
-def _issue(
-    spec: dict[str, Any], world: GitHubWorld, full_name: str, number: int, rng: random.Random
-) -> dict[str, Any]:
+def _issue(spec: dict[str, Any], world: GitHubWorld, full_name: str, number: int, rng: random.Random) -> dict[str, Any]:
     template = _example(spec, "issue-items")[0]
     issue = _rewrite(
         template,
@@ -324,7 +322,9 @@ def build(spec_path: Path) -> GitHubWorld:
     errors = [e for u in world.users.values() for e in schema_errors(spec, "public-user", u)]
     errors += [e for r in world.repos for e in schema_errors(spec, "minimal-repository", r)]
     errors += [e for items in world.issues.values() for i in items for e in schema_errors(spec, "issue", i)]
-    errors += [e for items in world.pulls.values() for p in items for e in schema_errors(spec, "pull-request-simple", p)]
+    errors += [
+        e for items in world.pulls.values() for p in items for e in schema_errors(spec, "pull-request-simple", p)
+    ]
     errors += schema_errors(spec, "label", world.label(f"{ORG}/hello-world", "triage"))
     if errors:
         raise ValueError(f"the GitHub world breaks the spec's schemas: {errors[:8]}")

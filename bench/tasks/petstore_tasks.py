@@ -11,10 +11,10 @@ from bench.tasks.upstream import Upstream
 TAG = "senior"
 ORDERS = (1, 2, 3, 4, 5)
 
-BY_TAGS = Search("find pets by tags", "findPetsByTags", limit=3)
-BY_STATUS = Search("find pets by status", "findPetsByStatus")
+BY_TAGS = Search("pets by tags", "findPetsByTags", 1, "find pets by tags", 1)
+BY_STATUS = Search("find pets by status", "findPetsByStatus", 1, "pets status", 1)
 UPDATE_FORM = Search("update a pet with form data", "updatePetWithForm")
-ORDER = Search("find purchase order by id", "getOrderById")
+ORDER = Search("find purchase order by id", "getOrderById", 1, None, 11)
 PET = Search("find pet by id", "getPetById")
 
 

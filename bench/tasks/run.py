@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import json
 import re
 import time
@@ -26,6 +27,7 @@ from bench.tasks.upstream import Upstream
 from bench.tasks.upstream import serving as serving_upstream
 
 MODES = ("tools", "discovery", "code")
+SIGNATURES = "code, signatures only"
 FASTMCP = "FastMCP code mode"
 OVERHEAD_WARMUP = 1
 OVERHEAD_RUNS = 5
@@ -119,9 +121,16 @@ async def run_api(
             for task in tasks:
                 session = Session(client, counter, up, intervals)
                 outcome = Outcome(task.id, api.label, mode)
-                outcomes.append(await _attempt(task, mode, session, up, lambda: runners[mode](task, session), outcome))
-                if mode == "code" and overhead_runs and outcome.ok:
+                attempt = functools.partial(runners[mode], task, session)
+                outcomes.append(await _attempt(task, mode, session, up, attempt, outcome))
+                if mode != "code":
+                    continue
+                if overhead_runs and outcome.ok:
                     overhead[task.id] = await _overhead(task, client, counter, up, intervals, overhead_runs)
+                session = Session(client, counter, up, intervals)
+                variant = Outcome(task.id, api.label, SIGNATURES)
+                attempt = functools.partial(run_code, task, session, detail=False)
+                outcomes.append(await _attempt(task, SIGNATURES, session, up, attempt, variant))
     return outcomes, overhead
 
 
@@ -151,7 +160,8 @@ async def run_fastmcp_api(
         for task in tasks:
             session = Session(client, counter, up)
             outcome = Outcome(task.id, api.label, FASTMCP)
-            outcomes.append(await _attempt(task, FASTMCP, session, up, lambda: run_fastmcp(task, session, names), outcome))
+            attempt = functools.partial(run_fastmcp, task, session, names)
+            outcomes.append(await _attempt(task, FASTMCP, session, up, attempt, outcome))
     return outcomes
 
 

@@ -32,12 +32,13 @@ server.run(transport="stdio", show_banner=False)
 """
 
 
-def package(spec: Path, label: str, *, include: Sequence[str] = ()) -> Path:
-    """``spec`` generated (no models) into bench/out/tasks/<label>, once; ``include``: operation globs."""
+def package(spec: Path, label: str, *, include: Sequence[str] = (), root: Path = PACKAGES) -> Path:
+    """``spec`` generated (no models) into ``root``/<label> (bench/out/tasks/), once; ``include``:
+    operation globs (operationId or "METHOD /path"), for a subset."""
     from generator.generate import generate
     from generator.options import GenerateOptions
 
-    out = PACKAGES / label
+    out = root / label
     stamp = out / ".tasks-stamp"
     key = json.dumps({"spec": str(spec), "mtime": spec.stat().st_mtime, "include": list(include)})
     if not (stamp.is_file() and stamp.read_text(encoding="utf-8") == key):
@@ -61,7 +62,10 @@ class TimedTransport(httpx.AsyncBaseTransport):
         await response.aclose()
         self.intervals.append((started, time.monotonic()))
         return httpx.Response(
-            response.status_code, headers=response.headers, stream=httpx.ByteStream(body), extensions=response.extensions
+            response.status_code,
+            headers=response.headers,
+            stream=httpx.ByteStream(body),
+            extensions=response.extensions,
         )
 
     async def aclose(self) -> None:

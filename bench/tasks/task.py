@@ -9,9 +9,11 @@ for writes, a check of the state it leaves. Its transcripts are the calls a capa
   parallel), one turn of ``describe_operation`` for those operations, then the same plan, each
   call through ``call_operation``;
 - code (the bridge): one turn of ``search_operations`` with ``detail: true`` (one query per
-  operation, in parallel), then one ``run_query`` (``run_code`` for writes) program;
-- FastMCP's code mode: one turn of its ``search`` with ``detail: "detailed"`` (the same queries),
-  then one ``execute`` program calling ``call_tool``.
+  operation, in parallel), then one ``run_query`` (``run_code`` for writes) program; a variant
+  reads only the signatures (``detail: false``) and runs the same program;
+- FastMCP's code mode: one turn of its ``search`` with ``detail: "detailed"`` (the same queries
+  where its search finds the operation, else the words of the operation's description, with the
+  limit that reaches it), then one ``execute`` program calling ``call_tool``.
 
 A search that does not return the operation the transcript needs fails the transcript, as would
 an answer that differs from the expected one.
@@ -37,6 +39,10 @@ class Search:
     query: str
     tool: str  # the bridge's tool name the transcript needs, e.g. "issues_list-for-repo"
     limit: int = 1
+    # FastMCP's search (BM25 over its tools' names and descriptions) misses the bridge's query on
+    # some operations: the words of the operation's own description and the rank it reaches there.
+    fastmcp_query: str | None = None
+    fastmcp_limit: int | None = None
 
     @property
     def function(self) -> str:
@@ -103,10 +109,12 @@ async def run_discovery(task: Task, session: Session) -> Any:
     return await task.plan(Caller(session, discovery=True))
 
 
-async def run_code(task: Task, session: Session) -> Any:
+async def run_code(task: Task, session: Session, *, detail: bool = True) -> Any:
+    """``detail=False``: the variant that reads only the signatures (an agent that knows the API's
+    result shapes, e.g. GitHub's); the program is the same and still type-checked on the stubs."""
     await session.list_tools()
     found = await session.turn(
-        *(("search_operations", {"query": s.query, "limit": s.limit, "detail": True}) for s in task.searches)
+        *(("search_operations", {"query": s.query, "limit": s.limit, "detail": detail}) for s in task.searches)
     )
     for search, result in zip(task.searches, found, strict=True):
         if _missing(result, (f"def {search.function}(",)):
@@ -122,7 +130,10 @@ async def run_fastmcp(task: Task, session: Session, names: dict[str, str]) -> An
     """``names``: the bridge's tool name -> FastMCP's for the same operation."""
     await session.list_tools()
     found = await session.turn(
-        *(("search", {"query": s.query, "limit": s.limit, "detail": "detailed"}) for s in task.searches)
+        *(
+            ("search", {"query": s.fastmcp_query or s.query, "limit": s.fastmcp_limit or s.limit, "detail": "detailed"})
+            for s in task.searches
+        )
     )
     for search, result in zip(task.searches, found, strict=True):
         if _missing(result, (f"### {names[search.tool]}\n",)):

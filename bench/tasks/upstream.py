@@ -121,7 +121,12 @@ class Upstream:
         match method, parts:
             case "GET", ["orgs", org, "repos"]:
                 repos = [r for r in world.repos if r["owner"]["login"] == org]
-                keys = {"created": "created_at", "updated": "updated_at", "pushed": "pushed_at", "full_name": "full_name"}
+                keys = {
+                    "created": "created_at",
+                    "updated": "updated_at",
+                    "pushed": "pushed_at",
+                    "full_name": "full_name",
+                }
                 return 200, _page(_sorted(repos, query, keys), query)
             case "GET", ["users", login] if login in world.users:
                 return 200, world.users[login]
@@ -213,7 +218,7 @@ def serving(app: Upstream, timeout: float = 10) -> Iterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)  # type: ignore[arg-type]
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="tasks-upstream")
     thread.start()
