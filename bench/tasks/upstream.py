@@ -218,7 +218,9 @@ def serving(app: Upstream, timeout: float = 10) -> Iterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
+    # Keep-alive far beyond uvicorn's 5 s: a client whose pooled connection the server closed while
+    # idle gets a ReadError on reuse (FastMCP's programs on GitHub pause that long between calls).
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False, timeout_keep_alive=600)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="tasks-upstream")
     thread.start()
