@@ -111,6 +111,17 @@ def render(outcomes: Sequence[Outcome], overhead: dict[str, list[float]], note: 
         "",
         f"FastMCP: {note}.",
         "",
+        "## Tasks",
+        "",
+        md_table(
+            ["task", "prompt", "operations", "writes"],
+            [
+                [f"{t.api}: {t.id}", t.prompt, ", ".join(s.tool for s in t.searches), "yes" if t.write else ""]
+                for t in tasks
+            ],
+            "llll",
+        ),
+        "",
         "## Medians over the suite",
         "",
         md_table(["", *modes], rows),
