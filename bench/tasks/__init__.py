@@ -7,8 +7,10 @@
 - :mod:`bench.tasks.upstream`: that upstream (plain ASGI under uvicorn on 127.0.0.1), stateful;
 - :mod:`bench.tasks.session`: one scripted transcript against one MCP client, counting what the
   model reads and writes and its round trips;
+- :mod:`bench.tasks.task`: a task and its transcript in each mode;
 - :mod:`bench.tasks.github_tasks`, :mod:`bench.tasks.petstore_tasks`: the tasks, each with its
-  expected answer and an ideal transcript per mode;
-- :mod:`bench.tasks.run`: serving the bridge in each mode (and FastMCP's code mode) and running them;
+  expected answer, its plan (tools and discovery mode) and its programs (code modes);
+- :mod:`bench.tasks.serving`: the bridge in each mode (in memory) and FastMCP's code mode (stdio);
+- :mod:`bench.tasks.run`: running every task in every mode, and the programs' overhead;
 - :mod:`bench.tasks.__main__`: the report.
 """
