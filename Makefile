@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast lint typecheck pytest bench corpus prism load golden clean
+.PHONY: setup demo test test-fast lint typecheck pytest bench bench-tasks corpus prism load golden clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,11 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench.generate_scaling
 	$(BIN)/python -m bench.footprint
 	$(BIN)/python -m bench.mode_tokens
+	$(BIN)/python -m bench.tasks
+
+# The task suite alone (bench/TASKS.md): 10 tasks in every mode, FastMCP 4.2.3's code mode beside them.
+bench-tasks: $(BENCH_STAMP)
+	$(BIN)/python -m bench.tasks
 
 load: $(BENCH_STAMP)
 	$(BIN)/python -m bench.load_test

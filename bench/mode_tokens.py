@@ -7,7 +7,7 @@ then served in process in each mode; the model-visible tokens of the tools/list 
 as every other report counts them (bench/visible.py: o200k_base over the compact JSON of
 ``{name, description, inputSchema}`` per tool). The server's instructions (said once) are counted
 beside them. This is the fixed cost of a mode; the per-task cost (results and programs) is the task
-suite's, which is not written yet.
+suite's (bench/tasks, bench/TASKS.md).
 """
 
 from __future__ import annotations
