@@ -166,28 +166,33 @@ class CodeMode:
                 close = [f for f in self._ranked(name.replace("_", " "), 5)[0] if f in visible]
                 hint = f" Did you mean: {', '.join(close)}?" if close else ""
                 raise ToolError(f'Unknown operation "{name[:200]}".{hint}')
-            return {**(await self._describe([op], stub=True))[0]}
+            (item,) = await self._describe([op])
+            return {**item, "stub": (await self.stubs.index_for([op.function])).subset([op.function], module=False)}
         names, matched = self._ranked(query, limit)
         ops = [visible[n] for n in names if n in visible][:limit]
-        return {"operations": await self._describe(ops, stub=detail), "matched": matched}
+        found: dict[str, Any] = {"operations": await self._describe(ops, signatures=not detail), "matched": matched}
+        if detail and ops:
+            # One text for all: a shape several operations return is written once.
+            functions = [op.function for op in ops]
+            found["stubs"] = (await self.stubs.index_for(functions)).subset(functions, module=False)
+        return found
 
     def _ranked(self, query: str, limit: int) -> tuple[list[str], int]:
         tools, matched = _rank(self.discovery, query, limit)
         return [self._by_tool[t] for t in tools if t in self._by_tool], matched
 
-    async def _describe(self, ops: Sequence[_Operation], *, stub: bool) -> list[dict[str, Any]]:
-        index = await self.stubs.index_for([op.function for op in ops])
+    async def _describe(self, ops: Sequence[_Operation], *, signatures: bool = False) -> list[dict[str, Any]]:
+        """Name, summary, operation and annotations of each; ``signatures``: with its signature too
+        (left out when the stub that follows holds it)."""
+        index = await self.stubs.index_for([op.function for op in ops]) if signatures else None
         out = []
         for op in ops:
-            item: dict[str, Any] = {
-                "name": op.function,
-                "signature": index.signature(op.function) or f"async def {op.function}(**arguments: Any) -> Any",
-                "summary": _summary(op.tool),
-                "operation": op.entry.operation,
-                "annotations": _hints(op.tool.annotations),
-            }
-            if stub:
-                item["stub"] = index.subset([op.function])
+            item: dict[str, Any] = {"name": op.function}
+            if index is not None:
+                item["signature"] = index.signature(op.function) or f"async def {op.function}(**arguments: Any) -> Any"
+            item.update(
+                summary=_summary(op.tool), operation=op.entry.operation, annotations=_hints(op.tool.annotations)
+            )
             out.append(item)
         return out
 
@@ -310,8 +315,8 @@ def code_registry(mode: CodeMode) -> ToolRegistry:
             title="Search operations",
             description=(
                 f"Find functions of {api} ({len(mode)} operations) by words; returns Python signatures, "
-                "one-line summaries and annotations. `detail: true`, or `name`, adds the full stub "
-                "(docstring and the TypedDicts of its arguments and result)."
+                "one-line summaries and annotations. `detail: true`, or `name`, gives the full stubs instead "
+                "(signature, docstring and the TypedDicts of the arguments and result)."
             ),
             input_schema={
                 "type": "object",

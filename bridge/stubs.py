@@ -98,7 +98,7 @@ class StubIndex:
     header: str
     definitions: dict[str, _Definition]
     order: dict[str, int]
-    _cache: dict[frozenset[str], str] = field(default_factory=dict)
+    _cache: dict[tuple[frozenset[str], bool], str] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, source: str) -> StubIndex:
@@ -139,14 +139,18 @@ class StubIndex:
             todo.extend(u for u in self.definitions[name].uses if u in self.definitions and u not in seen)
         return sorted(seen, key=lambda n: self.order[n])
 
-    def subset(self, names: Iterable[str]) -> str:
-        """A stub module with just ``names`` (functions) and what their signatures use."""
-        key = frozenset(names)
+    def subset(self, names: Iterable[str], *, module: bool = True) -> str:
+        """A stub module with just ``names`` (functions) and what their signatures use.
+
+        ``module=False``: the definitions alone, without the imports and the prelude, for the model
+        to read (it knows ``typing``, and the run tools' descriptions say what ``ApiError`` is).
+        """
+        key = (frozenset(names), module)
         cached = self._cache.get(key)
         if cached is None:
-            parts: list[str] = [self.header, PRELUDE_STUBS]
+            parts: list[str] = [self.header, PRELUDE_STUBS] if module else []
             done: set[int] = set()
-            for name in self.closure(key):
+            for name in self.closure(key[0]):
                 if name in PRELUDE_NAMES or id(self.definitions[name]) in done:
                     continue
                 done.add(id(self.definitions[name]))

@@ -293,12 +293,40 @@ def render_stubs(
     body = [n for n in nodes if not isinstance(n, ast.ImportFrom)]
     declarations = {name: n for n in body for name in _names(n)}
     parts = [STUBS_HEADER + "\n".join(imports), PRELUDE_STUBS.rstrip("\n")]
-    parts += [ast.unparse(n) for n in body]
+    parts += [ast.unparse(_total_false(n)) for n in body]
     parts += [
         _function(e, functions[e.name], bases[e.name], declarations, e.name not in untyped).rstrip("\n")
         for e in entries
     ]
     return "\n\n".join(parts) + "\n"
+
+
+def _total_false(node: ast.stmt) -> ast.stmt:
+    """A TypedDict class whose own keys are all ``NotRequired[...]`` as ``total=False`` with bare types.
+
+    The same type to a checker, and about three tokens less per key for the model reading the stub
+    (response shapes are mostly optional keys: GitHub's issue has forty).
+    """
+    if not isinstance(node, ast.ClassDef) or any(k.arg == "total" for k in node.keywords):
+        return node
+    fields = [stmt for stmt in node.body if isinstance(stmt, ast.AnnAssign)]
+    if not fields or not all(_not_required(f.annotation) for f in fields):
+        return node
+    body: list[ast.stmt] = []
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.annotation, ast.Subscript):
+            stmt = ast.AnnAssign(target=stmt.target, annotation=stmt.annotation.slice, value=stmt.value, simple=1)
+        body.append(stmt)
+    keywords = [*node.keywords, ast.keyword(arg="total", value=ast.Constant(False))]
+    return ast.ClassDef(name=node.name, bases=node.bases, keywords=keywords, body=body, decorator_list=[])
+
+
+def _not_required(annotation: ast.expr) -> bool:
+    return (
+        isinstance(annotation, ast.Subscript)
+        and isinstance(annotation.value, ast.Name)
+        and annotation.value.id == "NotRequired"
+    )
 
 
 def stubs_with_warnings(entries: Sequence[ToolEntry]) -> tuple[str, list[str]]:

@@ -42,7 +42,7 @@ def package(spec: Path, label: str, *, include: Sequence[str] = (), root: Path =
     stamp = out / ".tasks-stamp"
     key = json.dumps({"spec": str(spec), "mtime": spec.stat().st_mtime, "include": list(include)})
     if not (stamp.is_file() and stamp.read_text(encoding="utf-8") == key):
-        generate(str(spec), out, GenerateOptions(models=False, include_operations=tuple(include)))
+        generate(str(spec), out, GenerateOptions(include_operations=tuple(include)))
         stamp.write_text(key, encoding="utf-8")
     return out
 

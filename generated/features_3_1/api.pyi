@@ -15,10 +15,10 @@ Model: TypeAlias = Any
 class GetTreeInput(TypedDict, closed=True):
     treeId: str
 
-class GetTreeOutput(TypedDict):
-    label: NotRequired[str]
-    children: NotRequired[list[dict[str, Any]]]
-    parent: NotRequired[dict[str, Any] | None]
+class GetTreeOutput(TypedDict, total=False):
+    label: str
+    children: list[dict[str, Any]]
+    parent: dict[str, Any] | None
 
 class ReplaceTreeInputNode(TypedDict):
     label: str
@@ -31,13 +31,13 @@ class ReplaceTreeInput(TypedDict, closed=True):
     children: NotRequired[list[ReplaceTreeInputNode]]
     parent: NotRequired[ReplaceTreeInputNode | None]
 
-class ReplaceTreeOutput(TypedDict):
-    label: NotRequired[str]
-    children: NotRequired[list[dict[str, Any]]]
-    parent: NotRequired[dict[str, Any] | None]
+class ReplaceTreeOutput(TypedDict, total=False):
+    label: str
+    children: list[dict[str, Any]]
+    parent: dict[str, Any] | None
 
-class Filter(TypedDict):
-    tag: NotRequired[str]
+class Filter(TypedDict, total=False):
+    tag: str
 
 class SearchInput(TypedDict, closed=True):
     query: str
@@ -47,9 +47,9 @@ class SearchInput(TypedDict, closed=True):
     size: NotRequired[int | None]
     filter: NotRequired[Filter]
 
-class SearchOutput(TypedDict):
-    hits: NotRequired[list[Any]]
-    total: NotRequired[int]
+class SearchOutput(TypedDict, total=False):
+    hits: list[Any]
+    total: int
 
 class LegacyThingInput(TypedDict, closed=True):
     pass

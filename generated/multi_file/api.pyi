@@ -15,18 +15,18 @@ Model: TypeAlias = Any
 class GetOwnerInput(TypedDict, closed=True):
     ownerId: int
 
-class GetOwnerOutput(TypedDict):
-    id: NotRequired[int]
-    name: NotRequired[str]
-    pets: NotRequired[list[dict[str, Any]]]
+class GetOwnerOutput(TypedDict, total=False):
+    id: int
+    name: str
+    pets: list[dict[str, Any]]
 
-class ListOwnersInput(TypedDict, closed=True):
-    page: NotRequired[int]
+class ListOwnersInput(TypedDict, closed=True, total=False):
+    page: int
 
-class ListOwnersOutput2(TypedDict):
-    id: NotRequired[int]
-    name: NotRequired[str]
-    pets: NotRequired[list[dict[str, Any]]]
+class ListOwnersOutput2(TypedDict, total=False):
+    id: int
+    name: str
+    pets: list[dict[str, Any]]
 
 ListOwnersOutput: TypeAlias = list[ListOwnersOutput2]
 

@@ -12,21 +12,21 @@ def api_status(error: BaseException) -> int | None:
 
 Model: TypeAlias = Any
 
-class Filter(TypedDict, closed=True):
-    color: NotRequired[str]
-    size: NotRequired[str]
+class Filter(TypedDict, closed=True, total=False):
+    color: str
+    size: str
 
-class Prefs(TypedDict, closed=True):
-    theme: NotRequired[str]
+class Prefs(TypedDict, closed=True, total=False):
+    theme: str
 
-class ListItemsInput(TypedDict, closed=True):
-    limit: NotRequired[int]
-    filter: NotRequired[Filter]
-    extra: NotRequired[dict[str, str]]
-    prefs: NotRequired[Prefs]
+class ListItemsInput(TypedDict, closed=True, total=False):
+    limit: int
+    filter: Filter
+    extra: dict[str, str]
+    prefs: Prefs
 
-class ListItemsOutputItem(TypedDict):
-    id: NotRequired[str]
+class ListItemsOutputItem(TypedDict, total=False):
+    id: str
 
 ListItemsOutput: TypeAlias = list[ListItemsOutputItem]
 
@@ -43,8 +43,8 @@ class PutWebLinksIdAddSharedLinkInput(TypedDict, closed=True):
 class PutWebLinksIdRemoveSharedLinkInput(TypedDict, closed=True):
     id: str
 
-class DescribeThingsInput(TypedDict, closed=True):
-    MaxResults: NotRequired[int]
+class DescribeThingsInput(TypedDict, closed=True, total=False):
+    MaxResults: int
 
 ChatPostMessageInput = TypedDict('ChatPostMessageInput', {'api-version': str, 'channel': str, 'token': str}, closed=True)
 

@@ -14,11 +14,11 @@ Model: TypeAlias = Any
 
 ItemsGetInput = TypedDict('ItemsGetInput', {'id': str, 'id_query': NotRequired[str], 'filter_status': NotRequired[Literal['open', 'closed']], 'X-Request-ID': NotRequired[str], 'session': NotRequired[str]}, closed=True)
 
-class ItemsGetOutput(TypedDict):
-    id: NotRequired[str]
-    name: NotRequired[str]
-    note: NotRequired[str | None]
-    rank: NotRequired[int | None]
+class ItemsGetOutput(TypedDict, total=False):
+    id: str
+    name: str
+    note: str | None
+    rank: int | None
 
 class UpdateItemInput(TypedDict, closed=True):
     id: str
@@ -27,28 +27,28 @@ class UpdateItemInput(TypedDict, closed=True):
     rank: NotRequired[int | None]
     secret: NotRequired[str]
 
-class UpdateItemOutput(TypedDict):
-    id: NotRequired[str]
-    name: NotRequired[str]
-    note: NotRequired[str | None]
-    rank: NotRequired[int | None]
+class UpdateItemOutput(TypedDict, total=False):
+    id: str
+    name: str
+    note: str | None
+    rank: int | None
 
-class Coords(TypedDict):
-    x: NotRequired[int]
-    y: NotRequired[int]
+class Coords(TypedDict, total=False):
+    x: int
+    y: int
 
-class Plain(TypedDict):
-    a: NotRequired[str]
-    b: NotRequired[str]
+class Plain(TypedDict, total=False):
+    a: str
+    b: str
 
 class StyleMatrixInput(TypedDict, closed=True):
     coords: Coords
     label: list[str]
     plain: Plain
 
-class Deep(TypedDict):
-    min: NotRequired[float]
-    max: NotRequired[float]
+class Deep(TypedDict, total=False):
+    min: float
+    max: float
 
 StyleQueryOutput: TypeAlias = list[str]
 
@@ -56,18 +56,18 @@ class UploadInput(TypedDict, closed=True):
     file: str
     caption: NotRequired[str]
 
-class UploadOutput(TypedDict):
-    size: NotRequired[int]
+class UploadOutput(TypedDict, total=False):
+    size: int
 
 class PutRawInput(TypedDict, closed=True):
     name: str
     body: NotRequired[str]
 
-class AddNoteInput(TypedDict, closed=True):
-    body: NotRequired[str]
+class AddNoteInput(TypedDict, closed=True, total=False):
+    body: str
 
-class Json(TypedDict):
-    k: NotRequired[str]
+class Json(TypedDict, total=False):
+    k: str
 
 class StyleQueryInput(TypedDict, closed=True):
     form_explode: NotRequired[list[int]]
@@ -79,10 +79,10 @@ class StyleQueryInput(TypedDict, closed=True):
     json: NotRequired[Json]
     flag: bool
 
-class SubmitFormInput(TypedDict, closed=True):
-    name: NotRequired[str]
-    tags: NotRequired[list[str]]
-    meta: NotRequired[Json]
+class SubmitFormInput(TypedDict, closed=True, total=False):
+    name: str
+    tags: list[str]
+    meta: Json
 
 async def items_get(*, id: str, id_query: str = ..., filter_status: Literal['open', 'closed'] = ..., X_Request_ID: str = ..., session: str = ...) -> ItemsGetOutput:
     """Get an item \"\"\" with \\ quotes

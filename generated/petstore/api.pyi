@@ -12,10 +12,10 @@ def api_status(error: BaseException) -> int | None:
 
 Model: TypeAlias = Any
 
-class ListPetsInput(TypedDict, closed=True):
-    status: NotRequired[Literal['available', 'pending', 'sold']]
-    tags: NotRequired[list[str]]
-    limit: NotRequired[int]
+class ListPetsInput(TypedDict, closed=True, total=False):
+    status: Literal['available', 'pending', 'sold']
+    tags: list[str]
+    limit: int
 
 class CreatePetInput(TypedDict, closed=True):
     name: str
@@ -36,13 +36,13 @@ class GetInventoryInput(TypedDict, closed=True):
 
 GetInventoryOutput: TypeAlias = dict[str, int]
 
-class ListPetsOutput2(TypedDict):
-    id: NotRequired[int]
+class ListPetsOutput2(TypedDict, total=False):
+    id: int
 
-class ListPetsOutput3(TypedDict):
-    name: NotRequired[str]
-    tag: NotRequired[str | None]
-    status: NotRequired[str]
+class ListPetsOutput3(TypedDict, total=False):
+    name: str
+    tag: str | None
+    status: str
 
 class ListPetsOutputItem(ListPetsOutput2, ListPetsOutput3):
     pass

@@ -12,22 +12,22 @@ def api_status(error: BaseException) -> int | None:
 
 Model: TypeAlias = Any
 
-class CreateConfigMapOutput(TypedDict):
-    apiVersion: NotRequired[str]
-    kind: NotRequired[str]
-    metadata: NotRequired[dict[str, Any]]
-    data: NotRequired[dict[str, Any]]
+class CreateConfigMapOutput(TypedDict, total=False):
+    apiVersion: str
+    kind: str
+    metadata: dict[str, Any]
+    data: dict[str, Any]
 
 class PatchConfigMapInput(TypedDict, closed=True):
     namespace: str
     name: str
     body: dict[str, Any]
 
-class PatchConfigMapOutput(TypedDict):
-    apiVersion: NotRequired[str]
-    kind: NotRequired[str]
-    metadata: NotRequired[dict[str, Any]]
-    data: NotRequired[dict[str, Any]]
+class PatchConfigMapOutput(TypedDict, total=False):
+    apiVersion: str
+    kind: str
+    metadata: dict[str, Any]
+    data: dict[str, Any]
 
 class PutBlobInput(TypedDict, closed=True):
     name: str
@@ -40,17 +40,17 @@ class PutImageInput(TypedDict, closed=True):
 class SendTextInput(TypedDict, closed=True):
     body: str
 
-class Geo(TypedDict):
-    lat: NotRequired[float]
-    lng: NotRequired[float]
+class Geo(TypedDict, total=False):
+    lat: float
+    lng: float
 
-class Address(TypedDict):
-    city: NotRequired[str]
-    geo: NotRequired[Geo]
+class Address(TypedDict, total=False):
+    city: str
+    geo: Geo
 
-class Dimensions(TypedDict):
-    width: NotRequired[int]
-    height: NotRequired[int]
+class Dimensions(TypedDict, total=False):
+    width: int
+    height: int
 
 class CreateChargeInput(TypedDict, closed=True):
     amount: int
@@ -62,20 +62,20 @@ class CreateChargeInput(TypedDict, closed=True):
     dimensions: NotRequired[Dimensions]
     options: NotRequired[dict[str, Any]]
 
-class CreateChargeOutput(TypedDict):
-    id: NotRequired[str]
+class CreateChargeOutput(TypedDict, total=False):
+    id: str
 
-class Profile(TypedDict):
-    name: NotRequired[str]
+class Profile(TypedDict, total=False):
+    name: str
 
 class UploadTypedInput(TypedDict, closed=True):
     file: str
     profile: NotRequired[Profile]
     report: NotRequired[str]
 
-class Metadata(TypedDict):
-    name: NotRequired[str]
-    labels: NotRequired[dict[str, str]]
+class Metadata(TypedDict, total=False):
+    name: str
+    labels: dict[str, str]
 
 class CreateConfigMapInput(TypedDict, closed=True):
     namespace: str
@@ -90,8 +90,8 @@ class BodyItem(TypedDict):
     metadata: Metadata
     data: NotRequired[dict[str, str]]
 
-class CreateBatchInput(TypedDict, closed=True):
-    body: NotRequired[list[BodyItem]]
+class CreateBatchInput(TypedDict, closed=True, total=False):
+    body: list[BodyItem]
 
 async def createConfigMap(*, namespace: str, metadata: Metadata, apiVersion: str = ..., kind: str = ..., data: dict[str, str] = ...) -> CreateConfigMapOutput:
     """Create a config map (a */* body with an object schema is JSON)

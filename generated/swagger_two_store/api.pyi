@@ -19,11 +19,11 @@ class PlaceOrderInput(TypedDict, closed=True):
     quantity: NotRequired[int]
     note: NotRequired[str | None]
 
-class PlaceOrderOutput(TypedDict):
-    id: NotRequired[int]
-    item: NotRequired[str]
-    quantity: NotRequired[int]
-    note: NotRequired[str | None]
+class PlaceOrderOutput(TypedDict, total=False):
+    id: int
+    item: str
+    quantity: int
+    note: str | None
 
 class UploadReceiptInput(TypedDict, closed=True):
     orderId: int
@@ -33,11 +33,11 @@ class UploadReceiptInput(TypedDict, closed=True):
 class CancelOrderInput(TypedDict, closed=True):
     orderId: int
 
-class ListOrdersOutput2(TypedDict):
-    id: NotRequired[int]
-    item: NotRequired[str]
-    quantity: NotRequired[int]
-    note: NotRequired[str | None]
+class ListOrdersOutput2(TypedDict, total=False):
+    id: int
+    item: str
+    quantity: int
+    note: str | None
 
 ListOrdersOutput: TypeAlias = list[ListOrdersOutput2]
 

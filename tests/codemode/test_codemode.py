@@ -54,11 +54,18 @@ async def test_search_gives_signatures_and_on_request_the_stub(package: Path) ->
         assert first["name"] == "getPet"
         assert first["signature"] == "async def getPet(*, petId: int) -> GetPetOutput"
         assert first["annotations"]["readOnlyHint"] is True
-        assert "stub" not in first
+        assert "stub" not in first and "stubs" not in found
         one = (await client.call_tool(SEARCH, {"name": "getPet"})).structured_content
-    assert one is not None
-    assert "class GetPetOutput" in one["stub"] and "async def getPet" in one["stub"]
+        detailed = (await client.call_tool(SEARCH, {"query": "pet", "limit": 3, "detail": True})).structured_content
+    assert one is not None and detailed is not None
+    assert "class ListPetsOutput2" in one["stub"] and "async def getPet" in one["stub"]
     assert "createPet" not in one["stub"]
+    # For the model: no imports, no prelude (the run tools say what ApiError is), no second signature.
+    assert "import" not in one["stub"] and "ApiError" not in one["stub"] and "signature" not in one
+    # Several operations: one text, each shape they share written once.
+    names = [item["name"] for item in detailed["operations"]]
+    assert len(names) == 3 and all(f"async def {n}(" in detailed["stubs"] for n in names)
+    assert detailed["stubs"].count("class ListPetsOutput2(") == 1
 
 
 async def test_a_program_calls_operations_and_gathers_them(package: Path) -> None:
@@ -179,7 +186,7 @@ async def test_in_memory_serving_builds_the_stubs_it_needs(package: Path) -> Non
     async with code_client(None, catalogue=load_catalogue(package)) as (client, fake):
         fake.reply(json_body=PET)
         found = (await client.call_tool(SEARCH, {"query": "pet", "detail": True})).structured_content
-        assert found is not None and all("stub" in item for item in found["operations"])
+        assert found is not None and all(f"async def {i['name']}(" in found["stubs"] for i in found["operations"])
         result = await client.call_tool(RUN_QUERY, {"code": "(await getPet(petId=1))['name']"})
         assert value(result) == "Rex"
         wrong = await client.call_tool(RUN_QUERY, {"code": "await getPet(petId='x')"})

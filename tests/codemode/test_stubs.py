@@ -172,6 +172,38 @@ def test_a_failure_only_the_whole_api_has_leaves_every_stub_untyped_not_the_gene
     assert all(index.signature(f"op{i}") == f"async def op{i}(*, id: Any) -> Any" for i in range(4))
 
 
+def _required_keys(cls: ast.ClassDef) -> set[str]:
+    total = not any(
+        k.arg == "total" and isinstance(k.value, ast.Constant) and k.value.value is False for k in cls.keywords
+    )
+    keys = set()
+    for stmt in cls.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            wrapped = isinstance(stmt.annotation, ast.Subscript) and ast.unparse(stmt.annotation.value) == "NotRequired"
+            if total and not wrapped:
+                keys.add(stmt.target.id)
+    return keys
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "c", "d", "e"]), min_size=1, unique=True), st.data())
+def test_a_result_typed_dict_requires_exactly_the_schemas_required_keys(keys: list[str], data: st.DataObject) -> None:
+    required = data.draw(st.lists(st.sampled_from(keys), unique=True))
+    tool = ToolEntry(
+        name="op",
+        description="d",
+        input_schema={"type": "object", "properties": {}},
+        output_schema={"type": "object", "properties": {k: {"type": "integer"} for k in keys}, "required": required},
+        annotations=READ,
+        binding=HttpBinding(method="get", path="/x"),
+    )
+    source = render_stubs([tool])
+    (cls,) = [n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "OpOutput"]
+    assert _required_keys(cls) == set(required)
+    if not required:  # all keys optional: said once for the class, not once per key
+        assert "NotRequired" not in ast.unparse(cls)
+
+
 def test_a_subset_holds_only_what_the_functions_use() -> None:
     nested = {"type": "object", "properties": {"deep": {"type": "object", "properties": {"v": {"type": "integer"}}}}}
     source = render_stubs([entry("one", properties={"a": nested}), entry("two", properties={"b": {"type": "string"}})])
