@@ -165,7 +165,8 @@ def trim_result(
             extra.append(f"{what}: not dotted paths, ignored: " + ", ".join(repr(r) for r in rejected[:5]))
         if trie or what:  # the call's fields, even all unusable, select; a config selection is never empty
             projected = project(data, trie)
-            if what and not _has_content(projected, wrapped):
+            # An answer with nothing in it matches nothing by itself: no hint to give then.
+            if what and not _has_content(projected, wrapped) and _has_content(data, wrapped):
                 names = ", ".join(name[:_NAME_CHARS] for name in _field_names(data, wrapped)[:30])
                 extra.append(f"{what}: nothing matched; the result has these fields: {names}")
             data = projected

@@ -76,7 +76,9 @@ def _project(value: Any, trie: Trie, in_array: bool) -> Any:
         for key, sub in trie.items():
             if key not in value:
                 continue
-            if sub is None:
+            if sub is None or _holds_nothing(value[key]):
+                # Nothing below to select from: the member is its own answer (an empty page is
+                # an empty page, a null milestone is null), not a path that names nothing.
                 out[key] = value[key]
             else:
                 kept = _project(value[key], sub, False)
@@ -84,6 +86,10 @@ def _project(value: Any, trie: Trie, in_array: bool) -> Any:
                     out[key] = kept
         return out
     return value if in_array else _DROP
+
+
+def _holds_nothing(value: Any) -> bool:
+    return value is None or value == [] or value == {}
 
 
 def _matched_nothing(projected: Any) -> bool:

@@ -141,6 +141,49 @@ def test_fields_only_ever_return_members_of_the_response(data: Any, fields: list
         assert _leaves(value, path) <= _leaves(root, path)
 
 
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.text(alphabet="abc", min_size=1, max_size=2), children, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=JSON_VALUES, picks=st.data())
+def test_fields_that_exist_in_the_answer_never_say_nothing_matched(data: Any, picks: st.DataObject) -> None:
+    root = data if isinstance(data, dict) else {"result": data}
+    wrapped = not isinstance(data, dict)
+    paths = sorted({p.removeprefix("result.") if wrapped else p for p in iter_paths(root)} - {"result"})
+    fields = picks.draw(st.lists(st.sampled_from(paths), min_size=1, max_size=3)) if paths else ["id"]
+    trimmed = trim_result(root, NO_LIMITS, wrapped=wrapped, fields=fields, fields_arg="fields")
+    notes = trimmed.value.get(MARKER_KEY, [])
+    # An empty page, object or null answers nothing matched by itself: it is the answer, not a bad path.
+    if paths or (wrapped and data in (None, [], {})):
+        assert not [n for n in notes if "nothing matched" in n], (root, fields, notes)
+
+
+@pytest.mark.parametrize(
+    ("answer", "fields", "wrapped", "expected"),
+    [
+        ({"result": []}, ["number"], True, {"result": []}),  # no open pull requests
+        ({"result": {}}, ["number"], True, {"result": {}}),
+        ({"result": None}, ["number"], True, {"result": None}),
+        ({"result": [{"number": 1, "x": 2}]}, ["number"], True, {"result": [{"number": 1}]}),
+        ({"total": 0, "items": []}, ["total", "items.number"], False, {"total": 0, "items": []}),
+    ],
+)
+def test_fields_on_an_empty_answer_give_the_empty_answer(
+    answer: dict[str, Any], fields: list[str], wrapped: bool, expected: dict[str, Any]
+) -> None:
+    assert trim_result(answer, NO_LIMITS, wrapped=wrapped, fields=fields, fields_arg="fields").value == expected
+    # With the default caps the answer is what the same data gives without fields (empty members dropped).
+    capped = trim_result(answer, TrimSettings(), wrapped=wrapped, fields=fields, fields_arg="fields").value
+    assert capped == trim_result(expected, TrimSettings(), wrapped=wrapped).value
+
+
 def _leaves(value: Any, path: str) -> set[str]:
     found: set[str] = set()
     parts = path.split(".")
