@@ -315,8 +315,8 @@ def code_registry(mode: CodeMode) -> ToolRegistry:
             title="Search operations",
             description=(
                 f"Find functions of {api} ({len(mode)} operations) by words; returns Python signatures, "
-                "one-line summaries and annotations. `detail: true`, or `name`, gives the full stubs instead "
-                "(signature, docstring and the TypedDicts of the arguments and result)."
+                "one-line summaries and annotations. `detail: true` or `name` gives full stubs instead "
+                "(with docstrings and the TypedDicts of arguments and results)."
             ),
             input_schema={
                 "type": "object",
