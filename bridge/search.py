@@ -65,6 +65,11 @@ FIELD_WEIGHTS = {"name": 3.0, "summary": 2.0, "path": 1.0, "tags": 0.5, "descrip
 PREFIX_FACTOR = 0.4
 SYNONYM_FACTOR = 0.5
 DEPRECATED_FACTOR = 0.2
+# A summary holding the query's words in the query's order, next to one another ("list pull
+# requests" in "List pull requests"), and one that is exactly those words: the operation the words
+# name, over one that merely uses them ("Get all requested reviewers for a pull request").
+PHRASE_FACTOR = 1.5
+EXACT_SUMMARY_FACTOR = 2.0
 
 # Words that say nothing about which operation is meant; dropped unless nothing else is left.
 _STOP = frozenset(
@@ -288,6 +293,7 @@ class SearchIndex:
                     if not held or held[-1] != position:  # positions arrive in order: no sorting
                         held.append(position)
         self._postings = dict(postings)
+        self._summaries = tuple(columns["summary"])
         # Imported here: numpy comes with it, and serving in tools mode never searches.
         from rank_bm25 import BM25Plus
 
@@ -352,7 +358,23 @@ class SearchIndex:
         # Lucene's coordination factor: an entry that answers every word of the query beats one
         # that answers some of them very well (a summary "Create a pull request" for "open a pull
         # request", over "Request reviewers for a pull request").
-        return {position: value * matched[position] / len(terms) for position, value in total.items()}
+        # The phrase is the query's words the index knows: a word no operation has is in no summary.
+        known = [term for term in terms if term in self._postings]
+        return {
+            position: value * matched[position] / len(terms) * self._phrase(position, known)
+            for position, value in total.items()
+        }
+
+    def _phrase(self, position: int, terms: Sequence[str]) -> float:
+        """PHRASE_FACTOR or EXACT_SUMMARY_FACTOR when the summary says the query's words as a phrase."""
+        summary = self._summaries[position]
+        if len(terms) < 2 or len(summary) < len(terms):
+            return 1.0
+        if list(summary) == list(terms):
+            return EXACT_SUMMARY_FACTOR
+        width = len(terms)
+        runs = (summary[i : i + width] for i in range(len(summary) - width + 1))
+        return PHRASE_FACTOR if any(run == list(terms) for run in runs) else 1.0
 
     def rank(self, query: str, limit: int = 10, allowed: Callable[[str], bool] | None = None) -> list[str]:
         """The names of at most ``limit`` entries that ``allowed`` admits (all when None), best first.
