@@ -23,7 +23,7 @@ ISSUES = Search("list repository issues", "issues_list-for-repo")
 ORG_REPOS = Search(
     "list organization repositories", "repos_list-for-org", 1, "lists repositories for the specified organization", 6
 )
-PULLS = Search("list pull requests", "pulls_list", 3, "lists pull requests in a specified repository", 15)
+PULLS = Search("list pull requests", "pulls_list", 1, "lists pull requests in a specified repository", 15)
 USER = Search(
     "get a user by username",
     "users_get-by-username",
