@@ -78,6 +78,11 @@ class Redactor:
         self._secrets: dict[str, None] = {}
         self._learnt: tuple[str, ...] = ()
         self._header_names = frozenset(n.lower() for n in (*CREDENTIAL_HEADERS, *header_names))
+        # The names no other name is part of: a text holding "set-cookie" holds "cookie" (and an
+        # empty name, in every text, stays), so leaves_alone tests fewer substrings for the same answer.
+        self._header_needles = tuple(
+            sorted(n for n in self._header_names if not any(m != n and m in n for m in self._header_names))
+        )
         self._names = self._header_names | frozenset(n.lower() for n in (*TOKEN_QUERY_PARAMS, *names))
         self._words = tuple(dict.fromkeys(w.lower() for w in (*_SCHEME_WORDS, *scheme_words) if w))
         self._long: tuple[str, ...] = ()
@@ -177,14 +182,16 @@ class Redactor:
         named like one is masked whatever its value) and no structural credential spelling.
         False only costs the per-string path.
         """
-        if ESCAPE_CHARS.search(text) is not None:
+        # ESCAPE_CHARS's three characters as substring tests: a character-class search steps
+        # through the text in Python's regex engine, about 20 times slower on a 20 KB answer.
+        if "%" in text or "&" in text or "\\" in text:
             return False
         if self._any_long is not None and self._any_long.search(text) is not None:
             return False
         if self._candidates is not None and self._candidates.search(text) is not None:
             return False
         lowered = text.lower()
-        if any(name in lowered for name in self._header_names):
+        if any(name in lowered for name in self._header_needles):
             return False
         return not scrub_can_change(text, lowered)
 

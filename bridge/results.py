@@ -275,7 +275,8 @@ def _json_result(
     trim: TrimSettings | None = None,
     fields: Sequence[str] | None = None,
 ) -> mcp_types.CallToolResult:
-    data = _redact_json(data, redact, _member_of(redact))
+    if redact is not identity:  # identity: the walk would only copy the tree, which trimming copies anyway
+        data = _redact_json(data, redact, _member_of(redact))
     policy = binding.output
     settings = (trim or _NO_LIMITS).merged(dataclasses.asdict(policy) if policy is not None else None)
     selected = policy.fields if policy is not None else ()
