@@ -26,8 +26,9 @@ from jsonschema.protocols import Validator
 from bridge.argument_size import DEFAULT_MAX_ARGUMENT_BYTES, check_size
 from bridge.errors import InvalidArgumentsError, ToolError
 from bridge.schema_defaults import Defaults, defaults_plan
+from bridge.schema_fast import Check, quick_check
 from bridge.schema_messages import format_issues
-from bridge.schema_validators import compile_validator, run_validator
+from bridge.schema_validators import compile_validator, is_draft_2020_12, run_validator
 from bridge.tools import ToolRegistry
 
 __all__ = ["MAX_CACHED_VALIDATORS", "VALIDATORS", "ArgumentValidator", "check_output", "output_issues"]
@@ -48,6 +49,7 @@ class _Compiled:
     validator: Validator
     defaults: Defaults | None
     any_object: bool  # the schema is {"type": "object"} plus annotations: every object passes
+    quick: Check | None  # outputs: a sound quick yes before the full walk (bridge.schema_fast)
 
 
 class _ValidatorCache:
@@ -69,7 +71,9 @@ class _ValidatorCache:
             return hit
         validator = compile_validator(schema, arguments=arguments, what=what)
         any_object = schema.get("type") == "object" and schema.keys() <= _ANNOTATIONS
-        compiled = _Compiled(schema, validator, defaults_plan(schema, schema) if arguments else None, any_object)
+        # Outputs of 2020-12 schemas only: the quick check knows that draft's keywords, no formats.
+        quick = None if arguments or not is_draft_2020_12(validator) else quick_check(schema)
+        compiled = _Compiled(schema, validator, defaults_plan(schema, schema) if arguments else None, any_object, quick)
         self._entries[key] = compiled
         self._entries.move_to_end(key)
         while len(self._entries) > self.size:
@@ -166,6 +170,8 @@ def output_issues(tool_name: str, schema: Mapping[str, Any], value: Any) -> list
     """
     what = f'The output schema of tool "{tool_name}"'
     compiled = VALIDATORS.get(schema, arguments=False, what=what)
+    if compiled.quick is not None and compiled.quick(value):
+        return []  # the quick check says yes only where the full walk finds nothing
     errors = run_validator(compiled.validator, value, what)
     return format_issues(schema, errors) if errors else []
 
