@@ -298,7 +298,8 @@ def _json_result(
     )
     structured = trimmed.value
     shown = structured if trimmed.cut or not wrapped else structured.get("result")
-    blocks = [_text(_dumps(shown))]
+    # The JSON trimming already made when the answer fitted as it was: one encoding, not two.
+    blocks = [_text(trimmed.text if shown is structured and trimmed.text is not None else _dumps(shown))]
     problem = output_check.problem(structured) if output_check is not None else None
     if problem is not None:
         why = f"The API's answer does not match the tool's documented output schema ({problem})"

@@ -46,6 +46,7 @@ from bridge.result_shape import (
 from bridge.trim_budget import Fitter
 from bridge.trim_fields import WRAP_KEY, Trie, iter_paths, parse_fields, project, split_fields
 from bridge.trim_notes import MAX_MARKERS, Notes
+from bridge.trim_quick import uncut_copy
 from bridge.trim_schema import MARKER_SCHEMA, SHORT_FORMATS, advertised_schema, project_schema
 from bridge.trim_walk import ELLIPSIS, MIN_STRING, measure, no_cyclic_gc
 
@@ -123,6 +124,7 @@ class TrimSettings:
 class Trimmed:
     value: Any
     notes: list[str] = field(default_factory=list)
+    text: str | None = None  # the compact JSON of ``value`` when trimming made it (it fits as it is)
 
     @property
     def cut(self) -> bool:
@@ -170,6 +172,17 @@ def trim_result(
                 extra.append(f"{what}: nothing matched; the result has these fields: {names}")
             data = projected
     with no_cyclic_gc():
+        if not extra:  # nothing to say yet: an answer that needs no cut needs none of the walk's sizes
+            quick = uncut_copy(
+                data,
+                max_items=settings.max_items,
+                max_string=settings.max_string,
+                max_bytes=settings.max_bytes,
+                drop_empty=settings.drop_empty,
+                keep=keep,
+            )
+            if quick is not None:
+                return Trimmed(quick[0], [], quick[1])
         return _trim(data, settings, keep, extra, paging, fields_arg)
 
 
