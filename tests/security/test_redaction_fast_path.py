@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from bridge.redact import Redactor
 from bridge.results import redact_json
-from bridge.scrub import _TOKEN_PARAMS, TOKEN_QUERY_PARAMS, _token_param_in
+from bridge.scrub import _TOKEN_PARAMS, _USERINFO_HINT, TOKEN_QUERY_PARAMS, _token_param_in, _userinfo_in
 
 SECRETS = ("sk-live-0123456789abcdef", "p@ss:w0rd/with&stuff", "pässwörd-long-123", "tok")  # long, escaped, short
 REDACTOR = Redactor(SECRETS, names=("api_key",), header_names=("X-Key",), scheme_words=("bearer",))
@@ -75,3 +75,23 @@ _query_text = st.lists(st.one_of(_query_pieces, _query_names, st.text(max_size=4
 @example("=" * 100 + "?sig=1")
 def test_the_windowed_token_parameter_search_finds_what_the_whole_search_finds(text: str) -> None:
     assert _token_param_in(text) is (_TOKEN_PARAMS.search(text) is not None)
+
+
+_url_text = st.lists(
+    st.one_of(
+        st.sampled_from(["://", ":/", "@", "/", "a", "b:c", " ", "\u2003", "?", "#", '"', "<", "https://u"]),
+        st.text(max_size=3),
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_url_text)
+@example("https://user:pw@host")
+@example("://@")
+@example("a://b/c@d")
+@example("x://y://z@w")
+@example("@" * 100 + "s://u@h")
+def test_the_userinfo_test_at_each_at_sign_finds_what_the_whole_search_finds(text: str) -> None:
+    assert _userinfo_in(text) is (_USERINFO_HINT.search(text) is not None)
