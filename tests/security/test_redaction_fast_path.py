@@ -95,3 +95,18 @@ _url_text = st.lists(
 @example("@" * 100 + "s://u@h")
 def test_the_userinfo_test_at_each_at_sign_finds_what_the_whole_search_finds(text: str) -> None:
     assert _userinfo_in(text) is (_USERINFO_HINT.search(text) is not None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_text)
+def test_leaves_alone_looks_for_the_secret_forms_as_the_regex_does(text: str) -> None:
+    keys = REDACTOR._long_keys
+    assert keys is not None and REDACTOR._any_long is not None
+    assert any(key in text for key in keys) is (REDACTOR._any_long.search(text) is not None)
+
+
+def test_many_secrets_keep_the_one_regex() -> None:
+    many = Redactor([f"{i:04d}-secret-value" for i in range(20)])
+    assert many._long_keys is None
+    assert not many.leaves_alone('{"a": "0007-secret-value"}')
+    assert many.leaves_alone('{"a": "b"}')
