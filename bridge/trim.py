@@ -46,7 +46,6 @@ from bridge.result_shape import (
 from bridge.trim_budget import Fitter
 from bridge.trim_fields import WRAP_KEY, Trie, iter_paths, parse_fields, project, split_fields
 from bridge.trim_notes import MAX_MARKERS, Notes
-from bridge.trim_quick import uncut_copy
 from bridge.trim_schema import MARKER_SCHEMA, SHORT_FORMATS, advertised_schema, project_schema
 from bridge.trim_walk import ELLIPSIS, MIN_STRING, measure, no_cyclic_gc
 
@@ -173,6 +172,9 @@ def trim_result(
             data = projected
     with no_cyclic_gc():
         if not extra:  # nothing to say yet: an answer that needs no cut needs none of the walk's sizes
+            # Imported at the first result, not at start-up: the tools/list peak of a big API stays as it was.
+            from bridge.trim_quick import uncut_copy
+
             quick = uncut_copy(
                 data,
                 max_items=settings.max_items,

@@ -19,17 +19,19 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonschema.protocols import Validator
 
 from bridge.argument_size import DEFAULT_MAX_ARGUMENT_BYTES, check_size
 from bridge.errors import InvalidArgumentsError, ToolError
 from bridge.schema_defaults import Defaults, defaults_plan
-from bridge.schema_fast import Check, quick_check
 from bridge.schema_messages import format_issues
 from bridge.schema_validators import compile_validator, is_draft_2020_12, run_validator
 from bridge.tools import ToolRegistry
+
+if TYPE_CHECKING:
+    from bridge.schema_fast import Check
 
 __all__ = ["MAX_CACHED_VALIDATORS", "VALIDATORS", "ArgumentValidator", "check_output", "output_issues"]
 
@@ -72,6 +74,9 @@ class _ValidatorCache:
         validator = compile_validator(schema, arguments=arguments, what=what)
         any_object = schema.get("type") == "object" and schema.keys() <= _ANNOTATIONS
         # Outputs of 2020-12 schemas only: the quick check knows that draft's keywords, no formats.
+        # Imported at the first output check, not at start-up (the tools/list peak stays as it was).
+        from bridge.schema_fast import quick_check
+
         quick = None if arguments or not is_draft_2020_12(validator) else quick_check(schema)
         compiled = _Compiled(schema, validator, defaults_plan(schema, schema) if arguments else None, any_object, quick)
         self._entries[key] = compiled
