@@ -14,7 +14,9 @@ At run time (:func:`trim_result`), a JSON result goes through, in order:
    then the largest members are left out (an object larger than the whole budget loses its own
    largest members rather than all of them), until it fits. Sizes are computed once, bottom-up,
    and every cut is decided from them (:mod:`bridge.trim_budget`): time is about linear in the
-   body, and the result's size is known exactly without encoding it again.
+   body, and the result's size is known exactly without encoding it again. An answer with
+   nothing to cut skips that walk: :mod:`bridge.trim_quick` makes the same copy and its compact
+   JSON, which the caller sends as the text block.
 
 Every cut is listed in the root's ``_truncated`` array of strings, with what was cut, how much,
 and how to get more (the tool's paging arguments, the ``fields`` argument); the notes are bounded

@@ -11,7 +11,9 @@ Validation accepts exactly what the advertised schema accepts, and no value can 
 limit (:mod:`bridge.argument_size`).
 
 Validators are compiled on a schema's first use and kept in one bounded cache shared by every
-tool's input and output checks, so start-up cost does not grow with the number of tools.
+tool's input and output checks, so start-up cost does not grow with the number of tools. An
+output value first meets :mod:`bridge.schema_fast`'s quick check, which only ever says yes where
+the full validator finds nothing; anything else goes through the full validator as before.
 """
 
 from __future__ import annotations
