@@ -121,3 +121,14 @@ def test_the_quick_copy_steps_aside_for_cuts_and_odd_values() -> None:
         node["a"] = node = {}
     assert uncut_copy(deep, max_bytes=None, **kwargs) is None
     assert trim_result(deep, TrimSettings()).value == _walked(deep, TrimSettings(), False).value
+
+
+@settings(max_examples=300, deadline=None)
+@given(_values)
+def test_a_wrapped_answer_s_text_is_its_own_json(value: Any) -> None:
+    from bridge.results import _dumps, _shown_text
+
+    out = trim_result({"result": value}, TrimSettings(), wrapped=True)
+    if out.cut:
+        return
+    assert _shown_text(out.value, out.value["result"], out.text) == _dumps(out.value["result"])
