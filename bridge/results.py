@@ -275,13 +275,16 @@ def _json_result(
     trim: TrimSettings | None = None,
     fields: Sequence[str] | None = None,
 ) -> mcp_types.CallToolResult:
-    data = _redact_json(data, redact, _member_of(redact))
+    if redact is not identity:  # identity: the walk would only copy the tree, which trimming copies anyway
+        data = _redact_json(data, redact, _member_of(redact))
     policy = binding.output
     settings = (trim or _NO_LIMITS).merged(dataclasses.asdict(policy) if policy is not None else None)
     selected = policy.fields if policy is not None else ()
     if not binding.wrap_output and not isinstance(data, dict):  # a non-object body without a wrapper
         trimmed = trim_result({"result": data}, settings, wrapped=True, paging=binding.page_args, selected=selected)
-        blocks: list[mcp_types.ContentBlock] = [_text(_dumps(trimmed.value.get("result")))]
+        blocks: list[mcp_types.ContentBlock] = [
+            _text(_shown_text(trimmed.value, trimmed.value.get("result"), trimmed.text))
+        ]
         if trimmed.notes:
             blocks.append(_text(f"[{MARKER_KEY}] " + " ".join(trimmed.notes)))
         return _not_documented(blocks, f"The API answered a JSON {_json_type(data)}", output_check=output_check)
@@ -297,12 +300,28 @@ def _json_result(
     )
     structured = trimmed.value
     shown = structured if trimmed.cut or not wrapped else structured.get("result")
-    blocks = [_text(_dumps(shown))]
+    blocks = [_text(_shown_text(structured, shown, trimmed.text))]
     problem = output_check.problem(structured) if output_check is not None else None
     if problem is not None:
         why = f"The API's answer does not match the tool's documented output schema ({problem})"
         return _not_documented(blocks, why, output_check=output_check, shape=False)
     return mcp_types.CallToolResult(content=blocks, structured_content=structured)
+
+
+_WRAPPED_PREFIX = '{"result":'
+
+
+def _shown_text(structured: dict[str, Any], shown: Any, text: str | None) -> str:
+    """The compact JSON of ``shown``, from ``text`` (trimming's JSON of ``structured``, when it
+    made one) rather than a second encoding: all of it, or a ``{"result": ...}`` wrapper's inside,
+    which the encoder writes as the prefix, the value's own JSON and ``}``."""
+    if text is None:
+        return _dumps(shown)
+    if shown is structured:
+        return text
+    if len(structured) == 1 and "result" in structured and text.startswith(_WRAPPED_PREFIX):
+        return text[len(_WRAPPED_PREFIX) : -1]
+    return _dumps(shown)
 
 
 def _json_type(value: Any) -> str:

@@ -29,7 +29,7 @@ from bridge.patterns import compiled_pattern
 from bridge.schema_messages import extra_keys
 from bridge.unevaluated import unevaluated_properties_keyword
 
-__all__ = ["compile_validator", "run_validator"]
+__all__ = ["compile_validator", "is_draft_2020_12", "run_validator"]
 
 _EMPTY_REGISTRY: referencing.Registry[Any] = referencing.Registry()
 
@@ -106,6 +106,13 @@ def compile_validator(schema: Mapping[str, Any], *, arguments: bool, what: str) 
     except jsonschema.SchemaError as exc:
         raise ToolDefinitionError(f"{what} is not a valid JSON Schema: {exc.message}") from exc
     return cls(schema, registry=_EMPTY_REGISTRY, format_checker=FORMAT_CHECKER if arguments else None)
+
+
+def is_draft_2020_12(validator: Validator) -> bool:
+    """``validator`` judges by draft 2020-12 (its own ``$schema``, or none, or an unknown one)."""
+    return isinstance(validator, jsonschema.Draft202012Validator) or any(
+        base is jsonschema.Draft202012Validator and cls is type(validator) for (base, _), cls in _EXTENDED.items()
+    )
 
 
 def run_validator(validator: Validator, instance: Any, what: str) -> list[ValidationError]:

@@ -14,7 +14,9 @@ At run time (:func:`trim_result`), a JSON result goes through, in order:
    then the largest members are left out (an object larger than the whole budget loses its own
    largest members rather than all of them), until it fits. Sizes are computed once, bottom-up,
    and every cut is decided from them (:mod:`bridge.trim_budget`): time is about linear in the
-   body, and the result's size is known exactly without encoding it again.
+   body, and the result's size is known exactly without encoding it again. An answer with
+   nothing to cut skips that walk: :mod:`bridge.trim_quick` makes the same copy and its compact
+   JSON, which the caller sends as the text block.
 
 Every cut is listed in the root's ``_truncated`` array of strings, with what was cut, how much,
 and how to get more (the tool's paging arguments, the ``fields`` argument); the notes are bounded
@@ -123,6 +125,7 @@ class TrimSettings:
 class Trimmed:
     value: Any
     notes: list[str] = field(default_factory=list)
+    text: str | None = None  # the compact JSON of ``value`` when trimming made it (it fits as it is)
 
     @property
     def cut(self) -> bool:
@@ -171,6 +174,20 @@ def trim_result(
                 extra.append(f"{what}: nothing matched; the result has these fields: {names}")
             data = projected
     with no_cyclic_gc():
+        if not extra:  # nothing to say yet: an answer that needs no cut needs none of the walk's sizes
+            # Imported at the first result, not at start-up: the tools/list peak of a big API stays as it was.
+            from bridge.trim_quick import uncut_copy
+
+            quick = uncut_copy(
+                data,
+                max_items=settings.max_items,
+                max_string=settings.max_string,
+                max_bytes=settings.max_bytes,
+                drop_empty=settings.drop_empty,
+                keep=keep,
+            )
+            if quick is not None:
+                return Trimmed(quick[0], [], quick[1])
         return _trim(data, settings, keep, extra, paging, fields_arg)
 
 

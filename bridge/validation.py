@@ -11,7 +11,9 @@ Validation accepts exactly what the advertised schema accepts, and no value can 
 limit (:mod:`bridge.argument_size`).
 
 Validators are compiled on a schema's first use and kept in one bounded cache shared by every
-tool's input and output checks, so start-up cost does not grow with the number of tools.
+tool's input and output checks, so start-up cost does not grow with the number of tools. An
+output value first meets :mod:`bridge.schema_fast`'s quick check, which only ever says yes where
+the full validator finds nothing; anything else goes through the full validator as before.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonschema.protocols import Validator
 
@@ -27,8 +29,11 @@ from bridge.argument_size import DEFAULT_MAX_ARGUMENT_BYTES, check_size
 from bridge.errors import InvalidArgumentsError, ToolError
 from bridge.schema_defaults import Defaults, defaults_plan
 from bridge.schema_messages import format_issues
-from bridge.schema_validators import compile_validator, run_validator
+from bridge.schema_validators import compile_validator, is_draft_2020_12, run_validator
 from bridge.tools import ToolRegistry
+
+if TYPE_CHECKING:
+    from bridge.schema_fast import Check
 
 __all__ = ["MAX_CACHED_VALIDATORS", "VALIDATORS", "ArgumentValidator", "check_output", "output_issues"]
 
@@ -48,6 +53,7 @@ class _Compiled:
     validator: Validator
     defaults: Defaults | None
     any_object: bool  # the schema is {"type": "object"} plus annotations: every object passes
+    quick: Check | None  # outputs: a sound quick yes before the full walk (bridge.schema_fast)
 
 
 class _ValidatorCache:
@@ -69,7 +75,12 @@ class _ValidatorCache:
             return hit
         validator = compile_validator(schema, arguments=arguments, what=what)
         any_object = schema.get("type") == "object" and schema.keys() <= _ANNOTATIONS
-        compiled = _Compiled(schema, validator, defaults_plan(schema, schema) if arguments else None, any_object)
+        # Outputs of 2020-12 schemas only: the quick check knows that draft's keywords, no formats.
+        # Imported at the first output check, not at start-up (the tools/list peak stays as it was).
+        from bridge.schema_fast import quick_check
+
+        quick = None if arguments or not is_draft_2020_12(validator) else quick_check(schema)
+        compiled = _Compiled(schema, validator, defaults_plan(schema, schema) if arguments else None, any_object, quick)
         self._entries[key] = compiled
         self._entries.move_to_end(key)
         while len(self._entries) > self.size:
@@ -166,6 +177,8 @@ def output_issues(tool_name: str, schema: Mapping[str, Any], value: Any) -> list
     """
     what = f'The output schema of tool "{tool_name}"'
     compiled = VALIDATORS.get(schema, arguments=False, what=what)
+    if compiled.quick is not None and compiled.quick(value):
+        return []  # the quick check says yes only where the full walk finds nothing
     errors = run_validator(compiled.validator, value, what)
     return format_issues(schema, errors) if errors else []
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from bridge.redact import Redactor
 from bridge.results import redact_json
+from bridge.scrub import _TOKEN_PARAMS, _USERINFO_HINT, TOKEN_QUERY_PARAMS, _token_param_in, _userinfo_in
 
 SECRETS = ("sk-live-0123456789abcdef", "p@ss:w0rd/with&stuff", "pässwörd-long-123", "tok")  # long, escaped, short
 REDACTOR = Redactor(SECRETS, names=("api_key",), header_names=("X-Key",), scheme_words=("bearer",))
@@ -57,3 +58,55 @@ def test_the_fast_path_takes_ordinary_answers() -> None:
     assert REDACTOR.leaves_alone(json.dumps(answer))
     for leak in ({"k": SECRETS[0]}, {"X-Key": "v"}, {"h": "Bearer " + "a" * 20}, {"u": "a%2Fb"}):
         assert not REDACTOR.leaves_alone(json.dumps(leak))
+
+
+_query_pieces = st.sampled_from(["?", "&", ";", "=", "==", " ", '"', "#", "x", "é", "ſ", "K", "%3D"]).map(str)
+_query_names = st.sampled_from(TOKEN_QUERY_PARAMS).flatmap(
+    lambda name: st.sampled_from([name, name.upper(), name.title(), name.replace("s", "ſ").replace("k", "K")])
+)
+_query_text = st.lists(st.one_of(_query_pieces, _query_names, st.text(max_size=4)), max_size=12).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_query_text)
+@example("?access_token=x")
+@example("a" * 40 + ";x-amz-security-token=v")
+@example("&key=")
+@example("=" * 100 + "?sig=1")
+def test_the_windowed_token_parameter_search_finds_what_the_whole_search_finds(text: str) -> None:
+    assert _token_param_in(text) is (_TOKEN_PARAMS.search(text) is not None)
+
+
+_url_text = st.lists(
+    st.one_of(
+        st.sampled_from(["://", ":/", "@", "/", "a", "b:c", " ", "\u2003", "?", "#", '"', "<", "https://u"]),
+        st.text(max_size=3),
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_url_text)
+@example("https://user:pw@host")
+@example("://@")
+@example("a://b/c@d")
+@example("x://y://z@w")
+@example("@" * 100 + "s://u@h")
+def test_the_userinfo_test_at_each_at_sign_finds_what_the_whole_search_finds(text: str) -> None:
+    assert _userinfo_in(text) is (_USERINFO_HINT.search(text) is not None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_text)
+def test_leaves_alone_looks_for_the_secret_forms_as_the_regex_does(text: str) -> None:
+    keys = REDACTOR._long_keys
+    assert keys is not None and REDACTOR._any_long is not None
+    assert any(key in text for key in keys) is (REDACTOR._any_long.search(text) is not None)
+
+
+def test_many_secrets_keep_the_one_regex() -> None:
+    many = Redactor([f"{i:04d}-secret-value" for i in range(20)])
+    assert many._long_keys is None
+    assert not many.leaves_alone('{"a": "0007-secret-value"}')
+    assert many.leaves_alone('{"a": "b"}')
