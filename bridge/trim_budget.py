@@ -71,10 +71,21 @@ class Fitter:
             self._leave_out_kept(target)
 
     def leave_out(self, key: str) -> None:
-        """Leave out a root member (the upstream's own ``_truncated``, replaced by the notes)."""
+        """Leave out a root member (the upstream's own ``_truncated``, replaced by the notes).
+
+        Step 1's candidates inside it die with it: cutting what is no longer sent would take
+        bytes off ``total`` that the answer still has (and the member itself is looked up no more).
+        """
         root = self.tree.value
-        if key in root:
-            self._omit(root, key, json_size({key: root[key]}) - 2, "")
+        if key not in root:
+            return
+        member = root[key]
+        span = self.tree.spans.get(id(member)) if isinstance(member, dict | list) else None
+        if span is not None and span[2] > span[1]:
+            at = bisect_left(self._dead_starts, span[1])
+            self._dead_starts.insert(at, span[1])
+            self._dead_ends.insert(at, span[2])
+        self._omit(root, key, json_size({key: member}) - 2, "")
 
     # ------------------------------------------------------------------ step 1
 
@@ -86,8 +97,8 @@ class Fitter:
         heap = self.tree.heap
         while self.total > target and heap:
             neg, index, container, key, frame, length = heapq.heappop(heap)
-            if self._dead(index):
-                continue  # inside items an earlier cut dropped
+            if self._dead(index) or key not in container:
+                continue  # inside items an earlier cut dropped, or a member left out
             size = -neg
             value = container[key]
             excess = self.total - target
