@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import httpx
-import jwt
 
 from bridge.introspection import Introspector
 from bridge.jwks import ALGORITHMS, JwksKeys
@@ -185,6 +184,8 @@ class ClientTokenVerifier:
 
     async def _jwt(self, token: str) -> AccessToken | None:
         assert self.jwks is not None
+        import jwt  # already loaded by JwksKeys at start-up; not at all without a JWKS URL
+
         auth = self._auth
         try:
             header = jwt.get_unverified_header(token)

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import anyio
-import jwt
 
 from bridge.outbound import Endpoint, OutboundError
 
@@ -43,6 +42,11 @@ class JwksKeys:
     """The key set behind one JWKS URL."""
 
     def __init__(self, endpoint: Endpoint, *, clock: Callable[[], float] = time.monotonic) -> None:
+        # PyJWT and cryptography (about 2 MB and 20 ms of imports) load here, at start-up of a server
+        # that verifies JWTs, and never in one that does not.
+        import jwt
+
+        self._jwt = jwt
         self._endpoint = endpoint
         self._clock = clock
         self._keys: dict[str | None, SigningKey] = {}
@@ -90,8 +94,8 @@ class JwksKeys:
             if not isinstance(item, dict) or item.get("use", "sig") != "sig":
                 continue
             try:
-                jwk = jwt.PyJWK(item)
-            except (jwt.PyJWKError, jwt.InvalidKeyError, ValueError, TypeError):
+                jwk = self._jwt.PyJWK(item)
+            except (self._jwt.PyJWKError, self._jwt.InvalidKeyError, ValueError, TypeError):
                 continue  # a key type PyJWT cannot use is skipped, not fatal
             algorithm = jwk.algorithm_name  # the key's "alg", else derived from its type and curve
             if algorithm not in ALGORITHMS or jwk.key_type == "oct":

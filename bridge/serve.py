@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx
@@ -20,7 +20,6 @@ from bridge.argument_size import DEFAULT_MAX_ARGUMENT_BYTES
 from bridge.auth_options import ExchangeOptions
 from bridge.catalogue import Catalogue, ServeMode
 from bridge.client_auth import ClientAuth, ClientTokenVerifier
-from bridge.codemode import CodeMode, code_instructions, code_registry
 from bridge.discovery import CALL as DISCOVERY_CALL
 from bridge.discovery import discovery_instructions, discovery_registry
 from bridge.errors import BridgeError
@@ -34,13 +33,15 @@ from bridge.scrub import scrub
 from bridge.server import build_server
 from bridge.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS
 from bridge.startup import base_url_source, startup_lines
-from bridge.stubsource import stub_source
 from bridge.token_exchange import ExchangeSettings, TokenExchanger
 from bridge.tools import ToolRegistry
 from bridge.transports import ASGIApp, http_app, run_http, run_stdio
 from bridge.trim import FIELDS_INSTRUCTIONS, TrimSettings
 from bridge.trim import INSTRUCTIONS as TRIM_INSTRUCTIONS
 from bridge.tuning import long_lived_objects
+
+if TYPE_CHECKING:
+    from bridge.codemode import CodeMode
 
 logger = logging.getLogger("bridge")
 
@@ -192,6 +193,8 @@ def server_instructions(catalogue: Catalogue, mode: ServeMode, tool_count: int, 
     if mode == "discovery":
         lines.append(discovery_instructions(catalogue, tool_count))
     if code is not None:
+        from bridge.codemode import code_instructions
+
         lines.append(code_instructions(code))
     lines.append(TRIM_INSTRUCTIONS)
     if code is None and any(entry.binding.fields_arg for entry in catalogue.tools):
@@ -229,6 +232,11 @@ def build_bridge_server(
     if mode == "code":
         if runtime is None:
             raise BridgeError("code mode needs the HTTP runtime its programs call through")
+        # Code mode's modules (stubs, search, the sandbox's client) load only when it serves:
+        # about 2 MB of a tools-mode server's peak RSS otherwise.
+        from bridge.codemode import CodeMode, code_registry
+        from bridge.stubsource import stub_source
+
         code = CodeMode(
             catalogue, registry, runtime, stub_source(package_dir, catalogue.tools), Sandbox(sandbox or SandboxLimits())
         )

@@ -31,8 +31,8 @@ def _console_script() -> list[str]:
     return [found]
 
 
-def imported_by(command: list[str]) -> set[str]:
-    """Top-level packages a command imports, from ``PYTHONPROFILEIMPORTTIME``'s log on stderr."""
+def modules_imported_by(command: list[str]) -> set[str]:
+    """Every module a command imports, from ``PYTHONPROFILEIMPORTTIME``'s log on stderr."""
     env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
     done = subprocess.run(command, input="", capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -41,14 +41,33 @@ def imported_by(command: list[str]) -> set[str]:
         if line.startswith("import time:") and "|" in line:
             name = line.rsplit("|", 1)[1].strip()
             if name != "imported package":
-                names.add(name.split(".")[0])
+                names.add(name)
     return names
+
+
+def imported_by(command: list[str]) -> set[str]:
+    """Top-level packages a command imports."""
+    return {name.split(".")[0] for name in modules_imported_by(command)}
 
 
 def test_the_serve_console_script_imports_no_generator_module() -> None:
     loaded = imported_by([*_console_script(), "serve", str(GENERATED_DIR / "petstore")])
     assert {"httpx", "mcp", "bridge"} <= loaded  # the server did start
     assert loaded.isdisjoint(NOT_AT_STARTUP), sorted(loaded & set(NOT_AT_STARTUP))
+
+
+# What a tools-mode server without client authentication has no use for (about 4 MB of peak RSS
+# and 60 ms of imports together): code mode's modules, the sandbox, BM25's numpy, PyJWT.
+ONLY_WHEN_USED = ("bridge.codemode", "bridge.stubsource", "pydantic_monty", "numpy", "rank_bm25", "jwt")
+
+
+def test_a_tools_mode_server_loads_neither_code_mode_nor_jwt() -> None:
+    package = str(GENERATED_DIR / "petstore")
+    plain = modules_imported_by([*_console_script(), "serve", package])
+    assert "bridge.server" in plain
+    assert plain.isdisjoint(ONLY_WHEN_USED), sorted(plain & set(ONLY_WHEN_USED))
+    code = modules_imported_by([*_console_script(), "serve", package, "--mode", "code"])
+    assert {"bridge.codemode", "bridge.stubsource"} <= code  # the same log does see them when they serve
 
 
 PROBE = """
