@@ -19,7 +19,6 @@ program sees); tools map it with step 6. Every error message that leaves the cor
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -33,6 +32,9 @@ import mcp_types
 from bridge.catalogue import SchemeUse, SecurityScheme, ToolEntry
 from bridge.credentials import CredentialParts
 from bridge.errors import CredentialsError, ToolError, UpstreamStatusError, UpstreamTimeout
+from bridge.json_text import parse_json
+from bridge.media_types import decode_text
+from bridge.redact import mask_before_decoding
 from bridge.request import PreparedRequest, build_request
 from bridge.results import OutputCheck, redact_json, response_to_result, status_error
 from bridge.scopes import CALLER_SCHEMES
@@ -134,13 +136,13 @@ class ApiResponse:
     upstream: UpstreamResponse = field(repr=False)
 
 
-def _body_data(content: bytes, redact: Redactor) -> Any:
+def _body_data(content: bytes, redact: Redactor, content_type: str = "") -> Any:
     if not content:
         return None
     try:
-        return redact_json(json.loads(content, parse_constant=_no_constant), redact)
-    except ValueError:
-        return redact(content.decode("utf-8", errors="replace"))
+        return redact_json(parse_json(content, parse_constant=_no_constant), redact)
+    except ValueError:  # not JSON (or nested deeper than the parser goes): its text
+        return redact(decode_text(mask_before_decoding(content, redact), content_type))
 
 
 def _field(value: str | None) -> str:
@@ -340,7 +342,7 @@ class OperationCall:
         response = await self.respond(arguments, context, validated=validated)
         redact = self.runtime.credentials.redact
         if len(response.content) > OFF_LOOP_BYTES:  # parsing and redacting a big body: off the event loop
-            data = await anyio.to_thread.run_sync(_body_data, response.content, redact)
+            data = await anyio.to_thread.run_sync(_body_data, response.content, redact, response.content_type)
         else:
-            data = _body_data(response.content, redact)
+            data = _body_data(response.content, redact, response.content_type)
         return ApiResponse(response.status, response.content_type, data, response)

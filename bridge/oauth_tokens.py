@@ -8,7 +8,6 @@ deadline and byte cap and follows no redirect; errors name environment variables
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -21,6 +20,7 @@ import httpx
 from bridge.catalogue import SecurityScheme
 from bridge.errors import CredentialsError
 from bridge.header_values import HEADER_SAFE, basic_authorization
+from bridge.json_text import parse_json
 
 __all__ = [
     "DEFAULT_TOKEN_EXPIRY_MARGIN",
@@ -194,7 +194,7 @@ class ClientCredentialsTokens:
 
 def _json_object(body: bytes) -> dict[str, object] | None:
     try:
-        data = json.loads(body)
+        data = parse_json(body)
     except ValueError:
         return None
     return data if isinstance(data, dict) else None

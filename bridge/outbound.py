@@ -9,13 +9,14 @@ Errors say which configured URL failed and how, never what was sent.
 from __future__ import annotations
 
 import ipaddress
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import httpx
+
+from bridge.json_text import parse_json
 
 DEFAULT_TIMEOUT = 5.0
 DEFAULT_MAX_BYTES = 256 * 1024
@@ -119,7 +120,7 @@ class Endpoint:
         if status in (301, 302, 303, 307, 308):
             raise OutboundError(f"{self.what} answered with a redirect, which is not followed")
         try:
-            data = json.loads(bytes(body))
+            data = parse_json(bytes(body))
         except ValueError:
             data = None
         if not 200 <= status < 300:

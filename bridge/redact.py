@@ -27,7 +27,7 @@ search in C.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from bridge.scrub import CREDENTIAL_HEADERS, TOKEN_QUERY_PARAMS, scrub, scrub_can_change, structural_spans
 from bridge.spellings import (
@@ -37,13 +37,14 @@ from bridge.spellings import (
     NESTED,
     ONCE,
     Canonical,
+    Squeezed,
     canonical_forms,
     decoded_text,
     has_escapes,
     short_spellings,
 )
 
-__all__ = ["MIN_SECRET_LENGTH", "Redactor"]
+__all__ = ["MIN_SECRET_LENGTH", "Redactor", "mask_before_decoding"]
 
 MIN_SECRET_LENGTH = 8
 """Shorter secrets are masked only in credential positions: a 1-7 character value is too likely to
@@ -91,6 +92,7 @@ class Redactor:
         self._long_keys: tuple[str, ...] | None = None
         self._any_tail: re.Pattern[str] | None = None
         self._escaped = False
+        self._numeric = False
         self._candidates: re.Pattern[str] | None = None
         self._value: re.Pattern[str] | None = None
         for secret in secrets:
@@ -105,6 +107,11 @@ class Redactor:
     @property
     def has_secrets(self) -> bool:
         return bool(self._secrets or self._learnt)
+
+    @property
+    def masks_numbers(self) -> bool:
+        """Some secret could be written as a JSON number (all digits): numbers need redacting too."""
+        return self._numeric
 
     def _rebuild(self) -> None:
         long_forms: set[str] = set()
@@ -135,6 +142,7 @@ class Redactor:
         self._long_keys = keys if len(keys) <= _MAX_KEY_SEARCHES else None
         self._any_tail = _any_of(tail[:_KEY] for tail, _ in self._tails)
         self._escaped = any(ESCAPE_CHARS.search(secret) for secret in (*self._secrets, *self._learnt))
+        self._numeric = any(_NUMERIC.fullmatch(secret) for secret in (*self._secrets, *self._learnt))
         if not short:
             self._candidates = self._value = None
             return
@@ -190,7 +198,7 @@ class Redactor:
         """
         # ESCAPE_CHARS's three characters as substring tests: a character-class search steps
         # through the text in Python's regex engine, about 20 times slower on a 20 KB answer.
-        if "%" in text or "&" in text or "\\" in text:
+        if "%" in text or "&" in text or "\\" in text or "\0" in text:
             return False
         if self._long_keys is not None:
             if any(key in text for key in self._long_keys):
@@ -237,7 +245,11 @@ class Redactor:
         return bytes(out), len(merged)
 
     def _spans(self, text: str) -> list[tuple[int, int]]:
-        return [*self._long_spans(text), *self._position_spans(text)]
+        spans = [*self._long_spans(text), *self._position_spans(text)]
+        if "\0" in text:  # UTF-16/32 read as UTF-8 or Latin-1: the characters between NULs too
+            squeezed = Squeezed(text)
+            spans.extend(squeezed.original(s, e) for s, e in self._spans(squeezed.text))
+        return spans
 
     def _long_spans(self, text: str) -> list[tuple[int, int]]:
         if self._any_long is None:
@@ -290,7 +302,19 @@ class Redactor:
         return spans
 
 
+def mask_before_decoding(data: bytes, redact: Callable[[str], str]) -> bytes:
+    """A body about to be decoded as text, with every secret spelling its bytes hold in UTF-16 or
+    UTF-32 (either byte order, with or without a BOM or charset: characters between NULs)
+    overwritten first. Decoded with the wrong charset (UTF-8, Latin-1, the other byte order)
+    such text shows the secret to anyone who drops the NULs or swaps bytes back; the decoded
+    text's own redaction cannot see that."""
+    if b"\0" not in data or not isinstance(redact, Redactor):
+        return data
+    return redact.mask_bytes(data)[0]
+
+
 _DECODE_ROUNDS = 3
+_NUMERIC = re.compile(r"[0-9][0-9.eE+-]*")  # what the repr of a JSON number can hold
 _KEY = 12
 _MAX_KEY_SEARCHES = 32
 _SWALLOWED = 8  # the most characters an escape takes after its introducer: &#x + 6 hex digits + ;

@@ -19,6 +19,7 @@ import httpx
 from bridge.bounded_decoder import BoundedDecoder
 from bridge.errors import ResponseTooLarge, UpstreamError
 from bridge.http_settings import ACCEPT_ENCODING
+from bridge.redact import mask_before_decoding
 
 __all__ = ["read_capped"]
 
@@ -77,6 +78,7 @@ async def read_capped(
                 break
     content = bytes(body)
     if redacting and content and redact is not None:
+        content = mask_before_decoding(content, redact)
         content = redact(content.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
     if len(content) > limit:
         content, truncated = content[:limit], True

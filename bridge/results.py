@@ -40,14 +40,16 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import mcp_types
 
 from bridge.catalogue import HttpBinding
 from bridge.errors import ToolDefinitionError
+from bridge.json_text import parse_json
 from bridge.media_types import base_media, decode_text, is_json_media, is_text_media, looks_textual
+from bridge.redact import MASK, mask_before_decoding
 from bridge.redact import Redactor as SecretRedactor
 from bridge.status_errors import ERROR_EXCERPT_CHARS, Redactor, identity, status_error
 from bridge.trim import MARKER_KEY, TrimSettings, trim_result
@@ -69,24 +71,78 @@ def _text(text: str) -> mcp_types.TextContent:
 
 
 def _redact_json(value: Any, redact: Redactor, member: Member | None) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, list):
-        if member is not None and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], str):
-            return [redact(value[0]), member(value[0], value[1])]  # a header pair: ["X-API-Key", "…"]
-        return [_redact_json(v, redact, member) for v in value]
-    if isinstance(value, dict):
-        named = value.get("name") if member is not None else None
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            if member is not None and isinstance(v, str):
-                # {"X-API-Key": "…"}, or a HAR-style header {"name": "X-API-Key", "value": "…"}
-                v = member(named, v) if k == "value" and isinstance(named, str) else member(str(k), v)
-                out[redact(str(k))] = v
-            else:
-                out[redact(str(k))] = _redact_json(v, redact, member)
-        return out
-    return value
+    """A redacted copy of JSON data: strings and keys, credential-named members' values (header
+    pairs ``["X-API-Key", "…"]`` and HAR-style ``{"name": …, "value": …}`` too) and, when a
+    secret is all digits, numbers. Iterative: data nested as deep as the parser allows (about
+    1,000 levels) does not exhaust the stack."""
+    numbers = isinstance(redact, SecretRedactor) and redact.masks_numbers
+
+    def leaf(item: Any, name: str | None) -> Any:
+        if isinstance(item, str):
+            return redact(item) if name is None or member is None else member(name, item)
+        if numbers and type(item) in (int, float):
+            shown = repr(item)  # what its JSON says
+            masked = redact(shown) if name is None or member is None else member(name, shown)
+            return item if masked == shown else MASK
+        return item
+
+    if not isinstance(value, dict | list):
+        return leaf(value, None)
+    root: Any = {} if isinstance(value, dict) else []
+    stack: list[tuple[Iterator[Any], Any, Any]] = [(_entries(value), root, _named(value, member))]
+    while stack:
+        entries, out, named = stack[-1]
+        child: Any = None
+        if type(out) is dict:
+            for k, item in entries:
+                key = redact(k) if type(k) is str else redact(str(k))
+                if type(item) is str:
+                    if member is None:
+                        out[key] = redact(item)
+                    else:  # {"X-API-Key": "…"}, or a HAR-style header {"name": "X-API-Key", "value": "…"}
+                        out[key] = member(named if k == "value" and isinstance(named, str) else str(k), item)
+                elif isinstance(item, dict | list):
+                    out[key] = child = _copy_of(item, redact, member)
+                    if child is not None:
+                        break
+                    out[key] = [redact(item[0]), member(item[0], item[1])]  # type: ignore[misc]
+                else:
+                    out[key] = leaf(item, None if member is None else str(k))
+        else:
+            for item in entries:
+                if type(item) is str:
+                    out.append(redact(item))
+                elif isinstance(item, dict | list):
+                    child = _copy_of(item, redact, member)
+                    if child is not None:
+                        out.append(child)
+                        break
+                    out.append([redact(item[0]), member(item[0], item[1])])  # type: ignore[misc]
+                else:
+                    out.append(leaf(item, None))
+        if child is None:
+            stack.pop()
+        else:
+            stack.append((_entries(item), child, _named(item, member)))
+    return root
+
+
+def _copy_of(item: dict[Any, Any] | list[Any], redact: Redactor, member: Member | None) -> Any:
+    """The empty copy a container's redacted items go into; None for a header pair
+    ``["X-API-Key", "…"]``, redacted as a pair."""
+    if isinstance(item, dict):
+        return {}
+    if member is not None and len(item) == 2 and type(item[0]) is str and type(item[1]) is str:
+        return None
+    return []
+
+
+def _entries(value: dict[Any, Any] | list[Any]) -> Iterator[Any]:
+    return iter(value.items()) if isinstance(value, dict) else iter(value)
+
+
+def _named(value: Any, member: Member | None) -> Any:
+    return value.get("name") if member is not None and isinstance(value, dict) else None
 
 
 Member = Callable[[str, str], str]
@@ -174,7 +230,7 @@ def response_to_result(
 
     if is_json_media(media) or (not media and body.lstrip()[:1] in (b"{", b"[")):
         try:
-            data = json.loads(body)
+            data = parse_json(body)
         except ValueError:
             data = _NOT_JSON
         if data is not _NOT_JSON:
@@ -190,7 +246,7 @@ def response_to_result(
         "The API's answer is not valid JSON" if is_json_media(media) else f"The API answered {shown or 'untyped data'}"
     )
     if is_text_media(media) or is_json_media(media) or (not media and looks_textual(body)):
-        text = redact(decode_text(body, content_type))
+        text = redact(decode_text(mask_before_decoding(body, redact), content_type))
         limit = trim.normalised().max_bytes if trim is not None else None
         blocks: list[mcp_types.ContentBlock] = [_text(t) for t in cap_text(text, limit)]
         return _not_documented(blocks, why, output_check=output_check, declared=declared)

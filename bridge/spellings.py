@@ -22,6 +22,7 @@ __all__ = [
     "ESCAPE_CHARS",
     "NESTED",
     "Canonical",
+    "Squeezed",
     "base64_forms",
     "canonical_forms",
     "decoded_text",
@@ -155,6 +156,44 @@ class Canonical:
         return first, last
 
 
+class Squeezed:
+    """A text with every NUL removed, and the way back from its offsets to the original's.
+
+    UTF-16 and UTF-32 text read as UTF-8 or Latin-1 (no charset, or a wrong one; the bytes of
+    either byte order, at any alignment) is the text's characters with NULs between them: a
+    reader that drops the NULs reads the secret. Its characters up to U+00FF come back as they
+    are, so the squeezed text is searched like any other.
+    """
+
+    _CHUNK = 4096
+
+    def __init__(self, text: str) -> None:
+        self._source = text
+        self.text = text.replace("\0", "")
+        # Kept (non-NUL) characters before each chunk of the original: a way back in a few steps.
+        self._kept = [0]
+        for at in range(0, len(text), self._CHUNK):
+            chunk = text[at : at + self._CHUNK]
+            self._kept.append(self._kept[-1] + len(chunk) - chunk.count("\0"))
+
+    def _at(self, index: int) -> int:
+        """The original offset of the squeezed text's character ``index``."""
+        chunk = bisect.bisect_right(self._kept, index) - 1
+        left = index - self._kept[chunk]
+        at = chunk * self._CHUNK
+        source = self._source
+        while True:
+            if source[at] != "\0":
+                if not left:
+                    return at
+                left -= 1
+            at += 1
+
+    def original(self, start: int, end: int) -> tuple[int, int]:
+        """The original span of squeezed ``[start, end)`` (NULs inside it included)."""
+        return self._at(start), self._at(end - 1) + 1
+
+
 def decoded_text(text: str, reading: Reading = ONCE) -> str:
     """``text`` with every escape decoded (no offsets kept: the cheap first look)."""
     return _ESCAPES[reading].sub(lambda match: _decoded_chars(match.group(0), reading), text)
@@ -225,6 +264,10 @@ def canonical_forms(secret: str) -> set[str]:
         except UnicodeDecodeError:
             pass
     forms |= base64_forms(data)
+    forms |= {data.hex(), data.hex().upper()}  # a hex dump of the bytes, in either case
+    # UTF-16/32 bytes with their NULs dropped (Squeezed): the secret itself when it is Latin-1.
+    for wide in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"):
+        forms.add(secret.encode(wide, "surrogatepass").replace(b"\0", b"").decode("latin-1"))
     # The common escaped spellings as they stand, too: a character before one can make an escape
     # of its own with the spelling's first characters ("&" + "#000000\\u00e9"), and the decoded
     # reading then loses the secret; the literal spelling is still in the raw text.

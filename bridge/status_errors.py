@@ -13,7 +13,9 @@ from typing import Any
 
 from bridge.catalogue import HttpBinding
 from bridge.errors import UpstreamStatusError
+from bridge.json_text import parse_json
 from bridge.media_types import base_media, decode_text, is_json_media, is_text_media, looks_textual
+from bridge.redact import mask_before_decoding
 from bridge.retry import parse_retry_after
 from bridge.upstream import UpstreamResponse
 
@@ -57,11 +59,11 @@ def _excerpt(response: UpstreamResponse, redact: Redactor) -> tuple[str, Any]:
     if not response.content:
         return "", None
     media = base_media(response.content_type)
-    text = decode_text(response.content, response.content_type)
+    text = decode_text(mask_before_decoding(response.content, redact), response.content_type)
     data: Any = None
     if not response.truncated and (is_json_media(media) or text.lstrip()[:1] in ("{", "[")):
         try:
-            data = json.loads(text)
+            data = parse_json(text)
             text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
         except ValueError:
             data = None

@@ -16,6 +16,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
+from bridge.json_text import parse_json
 from bridge.scopes import Requirement, allows, missing
 
 Scope = MutableMapping[str, Any]
@@ -139,7 +140,7 @@ class ScopeGuard:
 
     def _need(self, body: bytes) -> Requirement | None:
         try:
-            message = json.loads(body)
+            message = parse_json(body)
         except ValueError:
             return None
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):

@@ -19,7 +19,7 @@ import anyio
 import mcp_types
 from mcp import Client
 
-from bridge.catalogue import Catalogue
+from bridge.catalogue import Catalogue, ServeMode
 from bridge.http_tools import HttpSettings
 from bridge.serve import ServeOptions, build_bridge_server, build_registry, build_runtime
 
@@ -155,10 +155,12 @@ async def bridge_client(
     environ: Mapping[str, str] | None = None,
     logging_callback: Any = None,
     mode: str = "auto",
+    serve_mode: ServeMode = "tools",
 ) -> AsyncIterator[Client]:
     """The real bridge for ``catalogue`` (default: the hardening API) behind an in-memory MCP client.
 
-    ``mode="legacy"`` makes a handshake-era connection (what :func:`call_raw` needs).
+    ``mode="legacy"`` makes a handshake-era connection (what :func:`call_raw` needs);
+    ``serve_mode`` is ``serve --mode``: tools, discovery or code.
     """
     catalogue = catalogue or hardening_catalogue()
     runtime = build_runtime(
@@ -169,7 +171,13 @@ async def bridge_client(
     )
     try:
         registry = build_registry(catalogue, runtime, None)
-        server = build_bridge_server(catalogue, registry, redact=runtime.credentials.redact)
+        server = build_bridge_server(
+            catalogue,
+            registry,
+            mode=serve_mode,
+            redact=runtime.credentials.redact,
+            runtime=runtime,
+        )
         options: dict[str, Any] = {}
         if logging_callback is not None:
             options["logging_callback"] = logging_callback
