@@ -377,13 +377,16 @@ def echo_spellings(value: str) -> list[str]:
     for k in range(3):  # inside a longer base64 text, at each alignment
         encoded = base64.b64encode(b"ab"[:k] + data + b"tail").decode()
         spellings += [encoded, encoded.translate(str.maketrans("+/", "-_"))]
+    spellings += [data.hex(), data.hex().upper()]  # a hex dump
+    # UTF-16/32 in either byte order, as a Latin-1 view of its bytes shows it (NULs between characters)
+    spellings += [value.encode(wide).decode("latin-1") for wide in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")]
     return spellings
 
 
 def detectable(value: str) -> set[str]:
     """Every spelling of ``value`` that must not come out, base64 ones as the characters that
     depend on ``value`` alone (found by encoding it between two different fillers)."""
-    found = {s for s in echo_spellings(value)[:6]} | {_html(value, "&#x{:x};")}
+    found = {s for s in echo_spellings(value)[:6]} | {_html(value, "&#x{:x};"), value.encode().hex()}
     for k in range(3):
         low = base64.b64encode(b"\0" * k + value.encode() + b"\0\0").decode()
         high = base64.b64encode(b"\xff" * k + value.encode() + b"\xff\xff").decode()
@@ -437,8 +440,10 @@ def assert_no_spelling(texts: Sequence[str], secrets: Sequence[str]) -> None:
     for secret in secrets:
         for spelling in detectable(secret):
             for text in texts:
-                # An UTF-8 secret in a Latin-1 view of bytes: search its bytes' spelling too.
-                assert spelling not in text and spelling.encode().decode("latin-1") not in text, (secret, spelling)
+                # An UTF-8 secret in a Latin-1 view of bytes: search its bytes' spelling too; and
+                # the text without NULs (UTF-16/32 read as bytes), its hex dump in either case.
+                for view in (text, text.replace("\0", ""), text.lower()):
+                    assert spelling not in view and spelling.encode().decode("latin-1") not in view, (secret, spelling)
 
 
 @pytest.mark.parametrize("kind", ECHO_KINDS)
