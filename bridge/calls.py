@@ -35,8 +35,9 @@ from bridge.errors import CredentialsError, ToolError, UpstreamStatusError, Upst
 from bridge.json_text import parse_json
 from bridge.media_types import decode_text
 from bridge.redact import mask_before_decoding
+from bridge.redact_json import redact_json
 from bridge.request import PreparedRequest, build_request
-from bridge.results import OutputCheck, redact_json, response_to_result, status_error
+from bridge.results import OutputCheck, response_to_result, status_error
 from bridge.scopes import CALLER_SCHEMES
 from bridge.status_errors import Redactor
 from bridge.tools import ProgressReporter, ToolContext, _no_progress

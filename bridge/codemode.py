@@ -18,9 +18,7 @@ trimmed with the normal result budget and returned as structured content and JSO
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,13 +32,12 @@ from bridge.catalogue import Catalogue, ToolEntry
 from bridge.discovery import Discovery, _hints, _summary
 from bridge.errors import ToolError
 from bridge.http_tools import HttpRuntime
-from bridge.results import redact_json
+from bridge.program_result import Printed, program_result
 from bridge.sandbox import HostCalls, ProgramError, Sandbox
 from bridge.scopes import allows, caller_scopes, missing
 from bridge.stubs import PRELUDE, argument_map, function_names
 from bridge.stubsource import StubSource
 from bridge.tools import Tool, ToolContext, ToolRegistry
-from bridge.trim import TrimSettings, trim_result
 
 __all__ = ["RUN_CODE", "RUN_QUERY", "SEARCH", "CodeMode", "code_instructions", "code_registry"]
 
@@ -53,7 +50,6 @@ MAX_CODE_CHARS = 100_000
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_NO_LIMITS = TrimSettings(max_bytes=None, max_items=None, max_string=None, drop_empty=False)
 
 _SEARCH_HINTS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
 _QUERY_HINTS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": True}
@@ -70,25 +66,6 @@ class _Operation:
     @property
     def read_only(self) -> bool:
         return bool(_hints(self.tool.annotations)["readOnlyHint"])
-
-
-def _jsonable(value: Any, depth: int = 0) -> Any:
-    """A program's value as JSON data: tuples and sets become lists, other objects their repr."""
-    if depth > 200:
-        return "..."
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v, depth + 1) for v in value]
-    if isinstance(value, set | frozenset):
-        return sorted((_jsonable(v, depth + 1) for v in value), key=repr)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    return repr(value)
 
 
 def _rank(discovery: Discovery, query: str, limit: int) -> tuple[list[str], int]:
@@ -226,7 +203,7 @@ class CodeMode:
                 f"The program tried to make more than {calls.limit} API calls (the limit per program); "
                 "its result is withheld. Fetch less per program, or use a listing operation's paging."
             )
-        return self._result(value, printed)
+        return await self._result(value, printed)
 
     def _refusal_hints(self, refused: Sequence[str], read_only: bool) -> list[str]:
         """Why functions a program names are not its to call: a write in run_query, or scopes."""
@@ -264,16 +241,10 @@ class CodeMode:
 
         return function
 
-    def _result(self, value: Any, printed: str) -> mcp_types.CallToolResult:
-        data = redact_json(_jsonable(value), self.runtime.credentials.redact)
-        payload: dict[str, Any] = {"result": data}
-        if printed:
-            payload["printed"] = self.runtime.credentials.redact(printed)
-        trimmed = trim_result(payload, self.runtime.trim or _NO_LIMITS, wrapped=True)
-        text = json.dumps(trimmed.value, ensure_ascii=False, separators=(",", ":"))
-        return mcp_types.CallToolResult(
-            content=[mcp_types.TextContent(type="text", text=text)], structured_content=trimmed.value
-        )
+    async def _result(self, value: Any, printed: Printed) -> mcp_types.CallToolResult:
+        # Bounded, redacted and trimmed in a worker thread: a big value never holds other sessions.
+        redact = self.runtime.credentials.redact
+        return await anyio.to_thread.run_sync(program_result, value, printed, redact, self.runtime.trim)
 
 
 def code_registry(mode: CodeMode) -> ToolRegistry:

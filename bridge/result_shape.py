@@ -16,6 +16,9 @@ MARKER_KEY = "_truncated"
 DEFAULT_MAX_BYTES = 24 * 1024
 DEFAULT_MAX_ITEMS = 100
 DEFAULT_MAX_STRING = 4000
+MAX_RESULT_DEPTH = 64
+"""Containers nested deeper than this in a result are emptied (with a note): the official Python
+client's JSON parser stops at about 200 levels of the whole message, serde_json (Rust) at 128."""
 DEFAULT_OUTPUT_DEPTH = 1
 """How many levels of an output schema list their fields (deeper levels keep types only)."""
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import mcp_types
@@ -49,8 +49,9 @@ from bridge.catalogue import HttpBinding
 from bridge.errors import ToolDefinitionError
 from bridge.json_text import parse_json
 from bridge.media_types import base_media, decode_text, is_json_media, is_text_media, looks_textual
-from bridge.redact import MASK, mask_before_decoding
 from bridge.redact import Redactor as SecretRedactor
+from bridge.redact import mask_before_decoding
+from bridge.redact_json import redact_json
 from bridge.status_errors import ERROR_EXCERPT_CHARS, Redactor, identity, status_error
 from bridge.trim import MARKER_KEY, TrimSettings, trim_result
 from bridge.upstream import UpstreamResponse
@@ -70,88 +71,6 @@ def _text(text: str) -> mcp_types.TextContent:
     return mcp_types.TextContent(type="text", text=text)
 
 
-def _redact_json(value: Any, redact: Redactor, member: Member | None) -> Any:
-    """A redacted copy of JSON data: strings and keys, credential-named members' values (header
-    pairs ``["X-API-Key", "…"]`` and HAR-style ``{"name": …, "value": …}`` too) and, when a
-    secret is all digits, numbers. Iterative: data nested as deep as the parser allows (about
-    1,000 levels) does not exhaust the stack."""
-    numbers = isinstance(redact, SecretRedactor) and redact.masks_numbers
-
-    def leaf(item: Any, name: str | None) -> Any:
-        if isinstance(item, str):
-            return redact(item) if name is None or member is None else member(name, item)
-        if numbers and type(item) in (int, float):
-            shown = repr(item)  # what its JSON says
-            masked = redact(shown) if name is None or member is None else member(name, shown)
-            return item if masked == shown else MASK
-        return item
-
-    if not isinstance(value, dict | list):
-        return leaf(value, None)
-    root: Any = {} if isinstance(value, dict) else []
-    stack: list[tuple[Iterator[Any], Any, Any]] = [(_entries(value), root, _named(value, member))]
-    while stack:
-        entries, out, named = stack[-1]
-        child: Any = None
-        if type(out) is dict:
-            for k, item in entries:
-                key = redact(k) if type(k) is str else redact(str(k))
-                if type(item) is str:
-                    if member is None:
-                        out[key] = redact(item)
-                    else:  # {"X-API-Key": "…"}, or a HAR-style header {"name": "X-API-Key", "value": "…"}
-                        out[key] = member(named if k == "value" and isinstance(named, str) else str(k), item)
-                elif isinstance(item, dict | list):
-                    out[key] = child = _copy_of(item, redact, member)
-                    if child is not None:
-                        break
-                    out[key] = [redact(item[0]), member(item[0], item[1])]  # type: ignore[misc]
-                else:
-                    out[key] = leaf(item, None if member is None else str(k))
-        else:
-            for item in entries:
-                if type(item) is str:
-                    out.append(redact(item))
-                elif isinstance(item, dict | list):
-                    child = _copy_of(item, redact, member)
-                    if child is not None:
-                        out.append(child)
-                        break
-                    out.append([redact(item[0]), member(item[0], item[1])])  # type: ignore[misc]
-                else:
-                    out.append(leaf(item, None))
-        if child is None:
-            stack.pop()
-        else:
-            stack.append((_entries(item), child, _named(item, member)))
-    return root
-
-
-def _copy_of(item: dict[Any, Any] | list[Any], redact: Redactor, member: Member | None) -> Any:
-    """The empty copy a container's redacted items go into; None for a header pair
-    ``["X-API-Key", "…"]``, redacted as a pair."""
-    if isinstance(item, dict):
-        return {}
-    if member is not None and len(item) == 2 and type(item[0]) is str and type(item[1]) is str:
-        return None
-    return []
-
-
-def _entries(value: dict[Any, Any] | list[Any]) -> Iterator[Any]:
-    return iter(value.items()) if isinstance(value, dict) else iter(value)
-
-
-def _named(value: Any, member: Member | None) -> Any:
-    return value.get("name") if member is not None and isinstance(value, dict) else None
-
-
-Member = Callable[[str, str], str]
-
-
-def _member_of(redact: Redactor) -> Member | None:
-    return redact.member if isinstance(redact, SecretRedactor) else None
-
-
 def _plainly_leaves_alone(redact: SecretRedactor, body: bytes) -> bool:
     # Only plain UTF-8: json.loads also reads UTF-16/32 (NUL bytes), whose text a UTF-8 view hides.
     if b"\x00" in body:
@@ -160,11 +79,6 @@ def _plainly_leaves_alone(redact: SecretRedactor, body: bytes) -> bool:
         return redact.leaves_alone(body.decode("utf-8"))
     except UnicodeDecodeError:
         return False
-
-
-def redact_json(value: Any, redact: Redactor) -> Any:
-    """JSON data with every string, key and credential-named member redacted (what programs see)."""
-    return _redact_json(value, redact, _member_of(redact))
 
 
 def _redact_bytes(data: bytes, redact: Redactor) -> tuple[bytes, int]:
@@ -332,7 +246,7 @@ def _json_result(
     fields: Sequence[str] | None = None,
 ) -> mcp_types.CallToolResult:
     if redact is not identity:  # identity: the walk would only copy the tree, which trimming copies anyway
-        data = _redact_json(data, redact, _member_of(redact))
+        data = redact_json(data, redact)
     policy = binding.output
     settings = (trim or _NO_LIMITS).merged(dataclasses.asdict(policy) if policy is not None else None)
     selected = policy.fields if policy is not None else ()

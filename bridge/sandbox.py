@@ -23,6 +23,7 @@ from typing import Any
 import anyio
 
 from bridge.errors import ToolError
+from bridge.program_result import Printed
 
 __all__ = ["HostCalls", "ProgramError", "Sandbox", "SandboxLimits"]
 
@@ -32,7 +33,6 @@ DEFAULT_MAX_CALLS = 50
 DEFAULT_RECURSION = 200
 MAX_DIAGNOSTIC_CHARS = 4000
 SCRIPT_NAME = "program.py"
-MAX_PRINTED_BYTES = 16 * 1024  # print() output kept for the answer
 
 
 class ProgramError(ToolError):
@@ -141,7 +141,7 @@ class Sandbox:
         prelude: str,
         functions: Mapping[str, Callable[..., Awaitable[Any]]],
         calls: HostCalls,
-    ) -> tuple[Any, str]:
+    ) -> tuple[Any, Printed]:
         """The value of the program's last expression and what it printed. Raises :class:`ProgramError`."""
         import pydantic_monty as monty
 
@@ -157,9 +157,9 @@ class Sandbox:
                     os_policy={"sleep": "system", "sleep_system_max": self.limits.wall_seconds},
                 ) as session:
                     await session.feed_run(prelude, skip_type_check=True)
-                    printed = monty.CollectString(max_bytes=MAX_PRINTED_BYTES)
+                    printed = Printed()  # bounded, never an error (monty's collector fails the program)
                     value = await session.feed_run(code, external_lookup=dict(functions), print_callback=printed)
-                    return value, printed.output
+                    return value, printed
         except TimeoutError:
             raise ProgramError(f"The program ran longer than {deadline:g} s and was stopped.") from None
         except monty.MontyTypingError as exc:

@@ -148,10 +148,12 @@ def trim_result(
     fields_arg: str | None = None,
     selected: Sequence[str] = (),
     fields: Sequence[str] | None = None,
+    lengths: Mapping[int, int] | None = None,
 ) -> Trimmed:
     """Steps 1-4 of the module docstring for one JSON object; the notes say what was cut.
 
-    ``selected`` is the operation's configured field selection, ``fields`` the call's. The
+    ``selected`` is the operation's configured field selection, ``fields`` the call's;
+    ``lengths`` the original length of strings and arrays cut before (by ``id``). The
     returned object carries the notes under ``_truncated`` when anything was cut, and its
     compact UTF-8 JSON, notes included, is never longer than ``settings.max_bytes``. Time is
     about linear in the size of ``value`` (see :mod:`bridge.trim_budget`).
@@ -174,7 +176,7 @@ def trim_result(
                 extra.append(f"{what}: nothing matched; the result has these fields: {names}")
             data = projected
     with no_cyclic_gc():
-        if not extra:  # nothing to say yet: an answer that needs no cut needs none of the walk's sizes
+        if not extra and not lengths:  # nothing to say yet: an answer that needs no cut needs none of the walk's sizes
             # Imported at the first result, not at start-up: the tools/list peak of a big API stays as it was.
             from bridge.trim_quick import uncut_copy
 
@@ -188,7 +190,7 @@ def trim_result(
             )
             if quick is not None:
                 return Trimmed(quick[0], [], quick[1])
-        return _trim(data, settings, keep, extra, paging, fields_arg)
+        return _trim(data, settings, keep, extra, paging, fields_arg, lengths)
 
 
 def _trim(
@@ -198,6 +200,7 @@ def _trim(
     extra: list[str],
     paging: Sequence[str],
     fields_arg: str | None,
+    lengths: Mapping[int, int] | None = None,
 ) -> Trimmed:
     """Steps 2-4: caps, then the budget, then the notes in the bytes left."""
     tree = measure(
@@ -207,6 +210,7 @@ def _trim(
         drop_empty=settings.drop_empty,
         keep=keep,
         max_bytes=settings.max_bytes,
+        lengths=lengths,
     )
     fitter = Fitter(tree, keep)
     notes = Notes(tree, fitter, max_bytes=settings.max_bytes, paging=paging, fields_arg=fields_arg, extra=extra)

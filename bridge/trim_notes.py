@@ -91,9 +91,14 @@ class Notes:
     def _compose(self) -> list[str]:
         arrays: dict[str, _Cut] = {}
         strings: dict[str, _Cut] = {}
+        deep: dict[str, _Cut] = {}
         for cap in (*self.tree.caps, *self.fitter.cuts):
-            _add(arrays if cap.kind == "array" else strings, cap)
+            _add({"array": arrays, "depth": deep}.get(cap.kind, strings), cap)
         out = list(self.extra)
+        for pattern, cut in deep.items():
+            count = len(cut.places)
+            many = f" ({count} places)" if count > 1 else ""
+            out.append(f"{pattern}: emptied, nested deeper than {cut.kept} levels{many}")
         for pattern, cut in arrays.items():
             count = len(cut.places)
             if count > 1:

@@ -17,9 +17,12 @@ import json
 from collections.abc import Collection
 from typing import Any
 
+from bridge.result_shape import MAX_RESULT_DEPTH
+
 __all__ = ["uncut_copy"]
 
-_MAX_DEPTH = 64  # deeper answers take the iterative walk (this copy recurses)
+# Deeper answers take the iterative walk, which empties containers past the result depth (this copy recurses).
+_MAX_DEPTH = MAX_RESULT_DEPTH - 1
 _SCALARS = frozenset({int, float, bool})
 _NO_BUDGET = float("inf")
 

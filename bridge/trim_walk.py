@@ -5,7 +5,9 @@ arrays cut) and computes, bottom-up, the compact UTF-8 JSON size of every contai
 members step 2 of :mod:`bridge.trim_budget` may leave out, each cut candidate with its walk index
 (containers and long strings are numbered in walk order, so a subtree is an interval). Sizes are
 exact: strings through the C escaper ``json.dumps`` uses, numbers through their ``repr``. The
-walk is iterative (a body nested as deep as the JSON parser allows does not exhaust the stack),
+walk is iterative (a body nested as deep as the JSON parser allows does not exhaust the stack,
+and containers nested deeper than :data:`~bridge.result_shape.MAX_RESULT_DEPTH` are emptied, so
+every client can parse the result),
 small containers of short scalars are copied without a stack entry, and an array is walked only
 until it passes the byte budget.
 """
@@ -15,11 +17,13 @@ from __future__ import annotations
 import gc
 import heapq
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # the C escaper json.dumps uses
 from typing import Any
+
+from bridge.result_shape import MAX_RESULT_DEPTH
 
 __all__ = [
     "ELLIPSIS",
@@ -102,11 +106,12 @@ class Frame:
         transparent: bool,
         max_items: int | None,
         caps: list[Cap],
+        total: int | None = None,
     ) -> None:
         self.parent, self.key, self.start, self.transparent = parent, key, start, transparent
         self.path: str | None = None if parent is not None else ""
         self.size = self.count = 0
-        self.orig_len = len(value)
+        self.orig_len = len(value) if total is None else total
         self.is_dict = type(value) is dict
         self.out: Any = {} if self.is_dict else []
         listed = self.is_dict and (transparent or len(value) > _LISTED_MEMBERS)
@@ -121,7 +126,7 @@ class Frame:
             self.items = iter(value.items())
         elif max_items and len(value) > max_items:
             assert parent is not None and key is not None
-            caps.append(Cap("array", parent, key, start, max_items, len(value)))
+            caps.append(Cap("array", parent, key, start, max_items, self.orig_len))
             self.items = iter(value[:max_items])
         else:
             self.items = iter(value)
@@ -191,13 +196,15 @@ def measure(
     drop_empty: bool,
     keep: frozenset[str],
     max_bytes: int | None = None,
+    lengths: Mapping[int, int] | None = None,
 ) -> Tree:
     """Steps 2-3 of :mod:`bridge.trim` (drop empty members, cap strings and arrays) and all sizes.
 
     An array is walked only until its items add up to more than ``max_bytes``: arrays are only
-    ever cut to a prefix, so no item after that can be in a result that fits."""
+    ever cut to a prefix, so no item after that can be in a result that fits. ``lengths``: the
+    original length of strings and arrays already cut before (by ``id``), for the notes."""
     with no_cyclic_gc():
-        return _measure(root, max_items, max_string, drop_empty, keep, max_bytes or 0)
+        return _measure(root, max_items, max_string, drop_empty, keep, max_bytes or 0, lengths or {})
 
 
 @contextmanager
@@ -221,6 +228,7 @@ def _measure(
     drop_empty: bool,
     keep: frozenset[str],
     budget: int,
+    lengths: Mapping[int, int],
 ) -> Tree:
     tree = Tree({})
     heap, caps, arrays, members, spans = tree.heap, tree.caps, tree.arrays, tree.members, tree.spans
@@ -248,7 +256,9 @@ def _measure(
                     continue
                 length = len(value)
                 if length > MIN_STRING or (max_string and length > max_string):
-                    if max_string and length > max_string:
+                    if lengths:
+                        length = lengths.get(id(value), length)
+                    if max_string and len(value) > max_string:
                         caps.append(Cap("string", node, key, counter, max_string, length))
                         value = cut_string(value, max_string)
                     vsize = len(encode_basestring(value).encode("utf-8", "surrogatepass"))
@@ -258,12 +268,20 @@ def _measure(
                     counter += 1
                 else:
                     vsize = len(encode_basestring(value).encode("utf-8", "surrogatepass"))
+            elif (kind is dict or kind is list) and len(stack) >= MAX_RESULT_DEPTH:
+                if value:  # past what clients parse: emptied, with a note
+                    caps.append(Cap("depth", node, key, counter, MAX_RESULT_DEPTH, len(value)))
+                    value = {} if kind is dict else []
+                    counter += 1
+                elif drop_empty and is_dict and not (at_root and key in keep):
+                    continue
+                vsize = 2
             elif kind is dict or kind is list:
                 # step 2 reaches the kept members and, through arrays cut to one item, first items
                 transparent = node.transparent and ((at_root and key in keep) if is_dict else count == 0)
                 flat = None if transparent or len(value) > _LISTED_MEMBERS else _flat(value, drop_empty, key_sizes)
                 if flat is None:
-                    child = Frame(value, node, key, counter, transparent, max_items, caps)
+                    child = Frame(value, node, key, counter, transparent, max_items, caps, lengths.get(id(value)))
                     counter += 1
                     break
                 value, vsize, sizes = flat  # a small container of short scalars: no stack entry

@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import mcp_types
 from mcp import Client
+from mcp.server.lowlevel import Server
 
 from bridge.catalogue import Catalogue
 from bridge.http_tools import HttpRuntime
@@ -35,7 +36,7 @@ def petstore_package(tmp_path: Path, **options: Any) -> Path:
 
 
 @asynccontextmanager
-async def code_client(
+async def code_server(
     package: Path | None,
     *,
     catalogue: Catalogue | None = None,
@@ -44,8 +45,9 @@ async def code_client(
     transport: Any = None,
     base_url: str = UPSTREAM,
     environ: dict[str, str] | None = None,
-) -> AsyncIterator[tuple[Client, FakeUpstream]]:
-    """The bridge in code mode behind an in-memory client; stubs from the package's api.pyi."""
+) -> AsyncIterator[tuple[Server, FakeUpstream]]:
+    """The bridge in code mode (one server: each ``Client(server)`` is a session of its own);
+    stubs from the package's api.pyi."""
     if catalogue is None:
         assert package is not None
         catalogue = load_catalogue(package)
@@ -70,11 +72,17 @@ async def code_client(
             package_dir=package,
             sandbox=limits,
         )
-        async with Client(server) as client:
-            yield client, fake
+        yield server, fake
     finally:
         with anyio.CancelScope(shield=True):
             await runtime.aclose()
+
+
+@asynccontextmanager
+async def code_client(package: Path | None, **options: Any) -> AsyncIterator[tuple[Client, FakeUpstream]]:
+    """The bridge in code mode behind an in-memory client (see :func:`code_server`)."""
+    async with code_server(package, **options) as (server, fake), Client(server) as client:
+        yield client, fake
 
 
 def text(result: mcp_types.CallToolResult) -> str:

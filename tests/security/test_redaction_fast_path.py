@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from bridge.redact import Redactor
-from bridge.results import redact_json
+from bridge.redact_json import redact_json
 from bridge.scrub import _TOKEN_PARAMS, _USERINFO_HINT, TOKEN_QUERY_PARAMS, _token_param_in, _userinfo_in
 
 SECRETS = ("sk-live-0123456789abcdef", "p@ss:w0rd/with&stuff", "pässwörd-long-123", "tok")  # long, escaped, short
