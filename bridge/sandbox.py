@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -84,6 +85,15 @@ class HostCalls:
         if tasks:
             with anyio.CancelScope(shield=True), anyio.move_on_after(5):
                 await asyncio.wait(tasks)
+
+
+_FEED = re.compile(r'"<python-input-(\d+)>"')
+
+
+def _named_feeds(text: str) -> str:
+    """A traceback with the session's feeds named: the program (feed 1) is ``program.py``, as
+    type errors call it; the prelude (feed 0) is ``<prelude>``."""
+    return _FEED.sub(lambda m: f'"{SCRIPT_NAME}"' if m.group(1) == "1" else '"<prelude>"', text)
 
 
 def _clip(text: str) -> str:
@@ -171,7 +181,7 @@ class Sandbox:
         except monty.MontySyntaxError as exc:
             raise ProgramError("The program is not valid Python:\n" + _clip(exc.display())) from None
         except monty.MontyRuntimeError as exc:
-            raise ProgramError("The program failed:\n" + _clip(exc.display())) from None
+            raise ProgramError("The program failed:\n" + _clip(_named_feeds(exc.display()))) from None
         except monty.MontyCrashedError as exc:
             reason = "ran out of time" if exc.timed_out else "crashed"
             raise ProgramError(f"The program's worker {reason} and was stopped.") from None

@@ -141,13 +141,26 @@ async def test_the_final_value_is_trimmed_with_the_result_budget(package: Path) 
     assert len(text(result)) < 40_000
 
 
-async def test_a_runtime_error_shows_the_programs_own_traceback(package: Path) -> None:
+@pytest.mark.parametrize(
+    ("program", "frames"),
+    [
+        ("x = 1\ny = {}\ny['missing']\n", ['File "program.py", line 3, in <module>']),
+        (
+            "def f(d):\n    return d['missing']\n\nf({})\n",
+            ['File "program.py", line 4, in <module>', 'File "program.py", line 2, in f'],
+        ),
+        ("exec('{}[1]')\n", ['File "program.py", line 1, in <module>', 'File "<string>", line 1']),
+    ],
+)
+async def test_a_runtime_error_shows_the_programs_own_traceback(package: Path, program: str, frames: list[str]) -> None:
     async with code_client(package) as (client, _):
-        result = await client.call_tool(RUN_QUERY, {"code": "x = 1\ny = {}\ny['missing']\n"})
+        result = await client.call_tool(RUN_QUERY, {"code": program})
     assert result.is_error
     message = text(result)
-    assert "line 3" in message and "KeyError" in message
-    assert "/work" not in message and '.py"' not in message.replace('"program.py"', "")
+    assert all(frame in message for frame in frames), message
+    assert "Error" in message.splitlines()[-1]
+    assert "/work" not in message and "python-input" not in message
+    assert '.py"' not in message.replace('"program.py"', "")
 
 
 async def test_one_audit_line_per_api_call(package: Path, caplog: pytest.LogCaptureFixture) -> None:
