@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+import unicodedata
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -146,11 +147,21 @@ def _body_data(content: bytes, redact: Redactor, content_type: str = "") -> Any:
         return redact(decode_text(mask_before_decoding(content, redact), content_type))
 
 
+# Letters that show as blank space: Hangul fillers, the Braille blank, the halfwidth filler.
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
 def _field(value: str | None) -> str:
-    """A log-safe rendering of an identity field: no spaces or control characters, bounded."""
+    """A log-safe rendering of an identity field, bounded: only letters, digits, punctuation and
+    symbols that show as themselves are kept; anything blank or invisible (spaces and separators,
+    control and format characters, combining marks, blank letters) becomes ``?``."""
     if not value:
         return "-"
-    return "".join(c if c.isprintable() and not c.isspace() else "?" for c in value[:128])
+    return "".join(c if _visible(c) else "?" for c in value[:128])
+
+
+def _visible(char: str) -> bool:
+    return unicodedata.category(char)[0] in "LNPS" and char not in _BLANK_LETTERS
 
 
 def _caller_alternative(

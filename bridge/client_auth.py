@@ -41,7 +41,7 @@ WILDCARD_BINDS = ("0.0.0.0", "::", "")
 MIN_STATIC_TOKEN_LENGTH = 16
 MAX_TOKEN_LENGTH = 8192
 STATIC_TOKEN_CLIENT_ID = "static-token"
-REMEMBER_SECONDS = 300.0  # a verified token is trusted this long at most without checking again
+REMEMBER_SECONDS = 300.0  # a verified static token or JWT is trusted this long at most without checking again
 MAX_REMEMBERED = 10_000
 
 _TOKEN68 = re.compile(r"^[A-Za-z0-9\-._~+/]+=*$")
@@ -117,8 +117,9 @@ class ClientTokenVerifier:
         self._auth = auth
         # Compare digests, so every comparison takes the same time whatever the token's length.
         self._static = [hashlib.sha256(t.encode()).digest() for t in auth.tokens]
-        # digest -> (until, token): a verified token is not verified again on every request.
-        self._accepted: dict[bytes, tuple[float, AccessToken]] = {}
+        # digest -> (until, token, key-set fetch it was verified with): a verified static token or
+        # JWT is not verified again on every request.
+        self._accepted: dict[bytes, tuple[float, AccessToken, int]] = {}
         self.jwks = (
             JwksKeys(Endpoint.configured(auth.jwks_url, "the JWKS URL", transport=auth.transport))
             if auth.jwks_url
@@ -141,20 +142,28 @@ class ClientTokenVerifier:
             return None
         digest = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
         now = time.time()
+        keys = self.jwks.fetches if self.jwks is not None else 0
         hit = self._accepted.get(digest)
         if hit is not None:
-            if hit[0] > now:
+            # A JWT is trusted as long as the key set that verified it, and not past a refresh.
+            if hit[0] > now and (hit[1].client_id == STATIC_TOKEN_CLIENT_ID or hit[2] == keys):
                 return hit[1]
             del self._accepted[digest]
         verified = await self._verify(token, digest)
-        # Opaque tokens are not kept here: the introspector keeps them, no longer than revocation allows.
-        if verified is not None and (verified.client_id == STATIC_TOKEN_CLIENT_ID or token.count(".") == 2):
+        # Opaque tokens (JWT-shaped ones too, when only introspection is configured) are not kept
+        # here: the introspector keeps them, no longer than revocation allows.
+        static = verified is not None and verified.client_id == STATIC_TOKEN_CLIENT_ID
+        jwt_checked = verified is not None and self.jwks is not None and token.count(".") == 2
+        if verified is not None and (static or jwt_checked):
             until = now + REMEMBER_SECONDS
+            if jwt_checked and self.jwks is not None:
+                until = min(until, now + self.jwks.fresh_for())
+                keys = self.jwks.fetches
             if verified.expires_at is not None:
                 until = min(until, float(verified.expires_at))
             if len(self._accepted) >= MAX_REMEMBERED:
                 self._accepted.pop(next(iter(self._accepted)))
-            self._accepted[digest] = (until, verified)
+            self._accepted[digest] = (until, verified, keys)
         return verified
 
     async def scopes(self, token: str) -> frozenset[str] | None:

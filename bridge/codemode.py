@@ -34,7 +34,7 @@ from bridge.errors import ToolError
 from bridge.http_tools import HttpRuntime
 from bridge.program_result import Printed, program_result
 from bridge.sandbox import HostCalls, ProgramError, Sandbox
-from bridge.scopes import allows, caller_scopes, missing
+from bridge.scopes import allows, caller_scopes
 from bridge.stubs import PRELUDE, argument_map, function_names
 from bridge.stubsource import StubSource
 from bridge.tools import Tool, ToolContext, ToolRegistry
@@ -194,7 +194,10 @@ class CodeMode:
                 code, stubs=stubs, prelude=PRELUDE, functions=functions, calls=calls
             )
         except ProgramError as exc:
-            hints = self._refusal_hints([n for n in named if n in self._operations and n not in allowed], read_only)
+            # Only writes refused by run_query are explained: a function beyond the caller's scopes is
+            # as unknown as one that does not exist (search does not show it either).
+            visible = self.allowed(read_only=False)
+            hints = self._refusal_hints([n for n in named if n in visible and n not in allowed], read_only)
             if hints:
                 raise ProgramError(str(exc) + "\n" + "\n".join(hints)) from None
             raise
@@ -206,16 +209,11 @@ class CodeMode:
         return await self._result(value, printed)
 
     def _refusal_hints(self, refused: Sequence[str], read_only: bool) -> list[str]:
-        """Why functions a program names are not its to call: a write in run_query, or scopes."""
-        granted = caller_scopes()
+        """Why functions a program names are not its to call: a write in run_query."""
         hints = []
         for name in refused[:5]:
-            op = self._operations[name]
-            if read_only and not op.read_only:
+            if read_only and not self._operations[name].read_only:
                 hints.append(f"{name}: not read-only, so not callable from {RUN_QUERY}; use {RUN_CODE}.")
-            elif not allows(op.tool.scopes, granted):
-                needed = " ".join(missing(op.tool.scopes, granted or ()))
-                hints.append(f"{name}: needs the scope(s) {needed}; ask the user to grant them.")
         return hints
 
     def _host_function(self, op: _Operation, context: CallContext, calls: HostCalls) -> Callable[..., Awaitable[Any]]:

@@ -26,7 +26,8 @@ values.
 
 Redaction (P26) is :class:`bridge.redact.Redactor` (``Credentials.redact``): every configured
 secret (API keys, tokens, passwords, client secrets, the ``user:password`` of HTTP basic and of
-the OAuth2 client) and every OAuth2 access token the bridge fetched (the last 32) are masked in all
+the OAuth2 client), every OAuth2 access token the bridge fetched (the last 32) and every token it
+exchanged for a user and may still send (:data:`REDACTED_EXCHANGED_TOKENS`) are masked in all
 their spellings in every text that leaves the bridge, success bodies and binary bodies included.
 A secret shorter than :data:`~bridge.redact.MIN_SECRET_LENGTH` is masked only in credential
 positions, and named (never shown) in one start-up warning.
@@ -36,8 +37,9 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -64,6 +66,10 @@ logger = logging.getLogger(__name__)
 Role = Literal["value", "token", "username", "password", "client_id", "client_secret"]
 _SECRET_ROLES: frozenset[str] = frozenset({"value", "token", "password", "client_secret"})
 _REMEMBERED_TOKENS = 32  # fetched tokens kept for redaction
+REDACTED_EXCHANGED_TOKENS = 512
+"""Tokens exchanged for users kept for redaction, the most recently used: twice as many as the
+exchange keeps (``bridge.token_exchange.MAX_CACHED``), so a token still cached, or sent by a call
+still in flight, is always among them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +123,8 @@ class Credentials:
         self._bound_view: Mapping[str, str] = MappingProxyType(self._bound)
         self._secrets: dict[str, None] = {}
         self._tokens: deque[str] = deque(maxlen=_REMEMBERED_TOKENS)
+        self._exchanged: OrderedDict[str, None] = OrderedDict()
+        self._learning = threading.Lock()  # a new token's index is built in a worker thread
         short: list[str] = []
         for scheme in self._schemes.values():
             short.extend(self._collect_secrets(scheme))
@@ -327,10 +335,24 @@ class Credentials:
         return MappingProxyType(self._schemes)
 
     def remember_token(self, token: str) -> None:
-        """Redact ``token`` from now on (a token obtained at run time: fetched, or by token exchange)."""
-        if token not in self._tokens:
-            self._tokens.append(token)
-            self._redactor.learn(self._tokens)
+        """Redact ``token`` from now on (an OAuth2 token the bridge fetched)."""
+        with self._learning:
+            if token not in self._tokens:
+                self._tokens.append(token)
+                self._redactor.learn((*self._tokens, *self._exchanged))
+
+    def remember_exchanged(self, token: str) -> None:
+        """Redact ``token`` (exchanged for a user) from now on; called again at every use, so the
+        tokens kept are the :data:`REDACTED_EXCHANGED_TOKENS` most recently used. A new one
+        rebuilds the search index: call it in a worker thread."""
+        with self._learning:
+            if token in self._exchanged:
+                self._exchanged.move_to_end(token)
+                return
+            self._exchanged[token] = None
+            while len(self._exchanged) > REDACTED_EXCHANGED_TOKENS:
+                self._exchanged.popitem(last=False)
+            self._redactor.learn((*self._tokens, *self._exchanged))
 
 
 def _positions(schemes: Iterable[SecurityScheme]) -> dict[str, list[str]]:

@@ -25,7 +25,7 @@ import mcp_types
 from bridge.catalogue import OPERATION_META_KEY, Catalogue
 from bridge.errors import ToolError
 from bridge.invoke import invoke
-from bridge.scopes import allows, caller_scopes, missing
+from bridge.scopes import allows, caller_scopes
 from bridge.search import SearchEntry, SearchIndex
 from bridge.tools import Tool, ToolContext, ToolRegistry
 from bridge.validation import ArgumentValidator
@@ -137,9 +137,8 @@ class Discovery:
 
     def _tool(self, name: str) -> Tool:
         tool = self._registry.get(name)
-        if tool is not None and tool.scopes and not allows(tool.scopes, granted := caller_scopes()):
-            needed = " ".join(missing(tool.scopes, granted or ()))
-            raise ToolError(f'Operation "{tool.name}" needs the scope(s) {needed}; ask the user to grant them.')
+        if tool is not None and tool.scopes and not allows(tool.scopes, caller_scopes()):
+            tool = None  # beyond the caller's scopes: answered as an unknown name, as search hides it
         if tool is None:
             close = [item["name"] for item in self.search(name.replace("_", " "), limit=5)["operations"]]
             hint = f" Did you mean: {', '.join(close)}?" if close else ""

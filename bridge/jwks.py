@@ -24,7 +24,7 @@ from bridge.outbound import Endpoint, OutboundError
 logger = logging.getLogger("bridge")
 
 MIN_REFRESH_INTERVAL = 30.0
-MAX_KEY_AGE = 300.0  # also how long ClientTokenVerifier trusts a verified token without checking again
+MAX_KEY_AGE = 300.0
 MAX_KEYS = 64
 # The asymmetric algorithms accepted (the MCP authorization spec's OAuth 2.1 profile); HMAC and
 # "none" are never accepted, whatever a key set or a token says.
@@ -64,6 +64,16 @@ class JwksKeys:
             if self._stale() or (self._find(kid) is None and self._may_refresh()):
                 await self._refresh()
             return self._find(kid)
+
+    def fresh_for(self) -> float:
+        """Seconds the key set in hand may still be used before it is fetched again (0: stale or none).
+
+        A token verified with it is trusted no longer than that without checking again
+        (:class:`~bridge.client_auth.ClientTokenVerifier`): a key the issuer stopped publishing
+        then stops working within :data:`MAX_KEY_AGE` of the fetch, for tokens seen before too."""
+        if self._fetched_at is None:
+            return 0.0
+        return max(0.0, MAX_KEY_AGE - (self._clock() - self._fetched_at))
 
     def _find(self, kid: str | None) -> SigningKey | None:
         if kid is None:

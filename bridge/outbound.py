@@ -36,6 +36,10 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")  # NaN, Infinity: an expiry or a count must be finite
+
+
 def check_config_url(url: str, what: str) -> httpx.URL:
     """``url`` parsed, or ``ValueError``: absolute https (http only on loopback), no credentials or fragment."""
     try:
@@ -120,7 +124,7 @@ class Endpoint:
         if status in (301, 302, 303, 307, 308):
             raise OutboundError(f"{self.what} answered with a redirect, which is not followed")
         try:
-            data = parse_json(bytes(body))
+            data = parse_json(bytes(body), parse_constant=_not_json)
         except ValueError:
             data = None
         if not 200 <= status < 300:

@@ -26,9 +26,11 @@ search in C.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 
+from bridge.literals import Literals
 from bridge.scrub import CREDENTIAL_HEADERS, TOKEN_QUERY_PARAMS, scrub, scrub_can_change, structural_spans
 from bridge.spellings import (
     DEEP,
@@ -86,23 +88,18 @@ class Redactor:
         )
         self._names = self._header_names | frozenset(n.lower() for n in (*TOKEN_QUERY_PARAMS, *names))
         self._words = tuple(dict.fromkeys(w.lower() for w in (*_SCHEME_WORDS, *scheme_words) if w))
-        self._long: tuple[str, ...] = ()
-        self._tails: tuple[tuple[str, str], ...] = ()
-        self._any_long: re.Pattern[str] | None = None
-        self._long_keys: tuple[str, ...] | None = None
-        self._any_tail: re.Pattern[str] | None = None
-        self._escaped = False
-        self._numeric = False
-        self._candidates: re.Pattern[str] | None = None
-        self._value: re.Pattern[str] | None = None
         for secret in secrets:
             self._secrets.setdefault(secret)
-        self._rebuild()
+        self._ix = _Index((*self._secrets, *self._learnt), self._words)
 
     def learn(self, tokens: Iterable[str]) -> None:
-        """Mask these (fetched) tokens from now on, instead of the ones learnt before."""
-        self._learnt = tuple(t for t in tokens if t)
-        self._rebuild()
+        """Mask these (fetched) tokens from now on, instead of the ones learnt before.
+
+        The new index is built whole, then swapped in: a text redacted meanwhile (in a worker
+        thread) sees the old secrets or the new ones, never half of each."""
+        learnt = tuple(t for t in tokens if t)
+        self._ix = _Index((*self._secrets, *learnt), self._words)
+        self._learnt = learnt
 
     @property
     def has_secrets(self) -> bool:
@@ -111,51 +108,12 @@ class Redactor:
     @property
     def masks_numbers(self) -> bool:
         """Some secret could be written as a JSON number (all digits): numbers need redacting too."""
-        return self._numeric
+        return self._ix.numeric
 
-    def _rebuild(self) -> None:
-        long_forms: set[str] = set()
-        short: set[str] = set()
-        for secret in (*self._secrets, *self._learnt):
-            if not secret:
-                continue
-            if len(secret) >= MIN_SECRET_LENGTH:
-                long_forms |= canonical_forms(secret)
-            else:
-                short |= short_spellings(secret)
-        self._long = tuple(sorted(long_forms, key=len, reverse=True))
-        self._tails = tuple(
-            (form[j:], form[:j])
-            for form in self._long
-            for j in range(1, min(_SWALLOWED, len(form) - 4) + 1)
-            if _SWALLOWABLE.fullmatch(form[:j])
-        )
-        # One C-level search says whether any form (or tail) is there at all: most strings of a
-        # JSON answer are short and hold none, and a loop of str.find per form costs more. It
-        # looks for their first characters only, which keeps the pattern small however long the
-        # secrets (fetched JWTs) are.
-        self._any_long = _any_of(form[:_KEY] for form in self._long)
-        # The same test as substring searches, for leaves_alone's whole answers: an alternation is
-        # tried at every position by Python's regex engine (80 us on 23 KB for one secret's forms),
-        # `in` is a fast search per literal. Too many literals: the one regex.
-        keys = tuple(sorted({form[:_KEY] for form in self._long}))
-        self._long_keys = keys if len(keys) <= _MAX_KEY_SEARCHES else None
-        self._any_tail = _any_of(tail[:_KEY] for tail, _ in self._tails)
-        self._escaped = any(ESCAPE_CHARS.search(secret) for secret in (*self._secrets, *self._learnt))
-        self._numeric = any(_NUMERIC.fullmatch(secret) for secret in (*self._secrets, *self._learnt))
-        if not short:
-            self._candidates = self._value = None
-            return
-        values = "|".join(re.escape(s) for s in sorted(short, key=len, reverse=True))
-        words = "|".join(re.escape(w) for w in self._words)
-        # A short value right after a separator; what comes before it is checked by _positioned.
-        self._candidates = re.compile(r"(?:(?<=[:=,\s+\"'])|(?<=%3[aAdD])|(?<=%20))(?:" + values + ")" + _VALUE_END)
-        self._value = re.compile(r"(?i:(?:" + words + r")(?:[ \t]|%20|\+)+)?(?:" + values + ")")
-
-    def _position_spans(self, text: str) -> list[tuple[int, int]]:
-        if self._candidates is None or self._candidates.search(text) is None:
+    def _position_spans(self, text: str, ix: _Index) -> list[tuple[int, int]]:
+        if ix.candidates is None or ix.candidates.search(text) is None:
             return []
-        return [m.span() for m in self._candidates.finditer(text) if self._positioned(text, m.start())]
+        return [m.span() for m in ix.candidates.finditer(text) if self._positioned(text, m.start())]
 
     def _positioned(self, text: str, at: int) -> bool:
         """A credential name and separator, or a scheme word, ends at ``at``."""
@@ -175,7 +133,7 @@ class Redactor:
         """``text`` with every spelling of the secrets and every structural credential masked."""
         if not text:
             return text
-        spans = self._spans(text)
+        spans = self._spans(text, self._ix)
         if spans:
             pieces: list[str] = []
             at = 0
@@ -200,12 +158,10 @@ class Redactor:
         # through the text in Python's regex engine, about 20 times slower on a 20 KB answer.
         if "%" in text or "&" in text or "\\" in text or "\0" in text:
             return False
-        if self._long_keys is not None:
-            if any(key in text for key in self._long_keys):
-                return False
-        elif self._any_long is not None and self._any_long.search(text) is not None:
+        ix = self._ix
+        if ix.long.any_in(text):
             return False
-        if self._candidates is not None and self._candidates.search(text) is not None:
+        if ix.candidates is not None and ix.candidates.search(text) is not None:
             return False
         lowered = text.lower()
         if any(name in lowered for name in self._header_needles):
@@ -222,7 +178,8 @@ class Redactor:
         if key in self._header_names:
             return MASK if value else value
         value = self(value)
-        if key in self._names and self._value is not None and self._value.fullmatch(value.strip()):
+        pattern = self._ix.value
+        if key in self._names and pattern is not None and pattern.fullmatch(value.strip()):
             return MASK
         return value
 
@@ -230,12 +187,13 @@ class Redactor:
         """``data`` with every secret spelling in it overwritten by ``*`` (same length, so binary
         formats keep their offsets), and how many places were masked. The bytes are read as
         Latin-1 (1:1) and as UTF-8 (a UTF-8 secret next to escaped text)."""
+        ix = self._ix
         latin = data.decode("latin-1")
-        spans = self._spans(latin)
+        spans = self._spans(latin, ix)
         spans.extend(structural_spans(latin))
         if not data.isascii():
             utf8 = data.decode("utf-8", "surrogateescape")
-            spans.extend(_byte_spans(utf8, self._spans(utf8)))
+            spans.extend(_byte_spans(utf8, self._spans(utf8, ix)))
         merged = _merge(spans)
         if not merged:
             return data, 0
@@ -244,24 +202,25 @@ class Redactor:
             out[start:end] = b"*" * (end - start)
         return bytes(out), len(merged)
 
-    def _spans(self, text: str) -> list[tuple[int, int]]:
-        spans = [*self._long_spans(text), *self._position_spans(text)]
+    def _spans(self, text: str, ix: _Index) -> list[tuple[int, int]]:
+        spans = [*self._long_spans(text, ix), *self._position_spans(text, ix)]
         if "\0" in text:  # UTF-16/32 read as UTF-8 or Latin-1: the characters between NULs too
             squeezed = Squeezed(text)
-            spans.extend(squeezed.original(s, e) for s, e in self._spans(squeezed.text))
+            spans.extend(squeezed.original(s, e) for s, e in self._spans(squeezed.text, ix))
         return spans
 
-    def _long_spans(self, text: str) -> list[tuple[int, int]]:
-        if self._any_long is None:
+    def _long_spans(self, text: str, ix: _Index) -> list[tuple[int, int]]:
+        forms = ix.long
+        if not forms:
             return []
-        spans = _find_all(text, self._long) if self._any_long.search(text) else []
+        spans = forms.find_all(text) if forms.any_in(text) else []
         if ESCAPE_CHARS.search(text) is None:
             return spans
         # Escapes decoded once, and all the way at once (one character escaped deeper). When a
         # secret itself looks escaped: also twice and three times (nested encoders), and one
         # family at a time. Readings that decode to a text already searched are skipped.
-        readings = [(ONCE, _DECODE_ROUNDS if self._escaped else 1)]
-        if self._escaped:
+        readings = [(ONCE, _DECODE_ROUNDS if ix.escaped else 1)]
+        if ix.escaped:
             readings += [(family, 1) for family in FAMILIES]
         if NESTED.search(text):
             readings.append((DEEP, 1))
@@ -279,27 +238,74 @@ class Redactor:
                 if decoded in seen:
                     break
                 seen.add(decoded)
-                if self._any_long.search(decoded):
+                if forms.any_in(decoded):
                     while len(chain) < rounds and (not chain or chain[-1].text != decoded):
                         chain.append(Canonical(chain[-1].text if chain else text, reading))
-                    spans.extend(_through(chain, s, e) for s, e in _find_all(decoded, self._long))
+                    spans.extend(_through(chain, s, e) for s, e in forms.find_all(decoded))
                 current = decoded
-        if once is not None and self._any_tail is not None and self._any_tail.search(once):
-            spans.extend(self._swallowed(text))
+        if once is not None and ix.tails and ix.tails.any_in(once):
+            spans.extend(self._swallowed(text, ix))
         return spans
 
-    def _swallowed(self, text: str) -> list[tuple[int, int]]:
+    def _swallowed(self, text: str, ix: _Index) -> list[tuple[int, int]]:
         """Spellings whose first characters an escape before them swallowed: ``%`` then
         ``00ab%3A`` reads as ``%00`` then ``ab:``. Found as the rest of a form, right after a token
         that ends with the form's first characters."""
         canonical = Canonical(text)
         spans: list[tuple[int, int]] = []
-        for tail, head in self._tails:
-            for s, e in _find_all(canonical.text, [tail]):
-                start, end = canonical.original(s, e)
+        for s, e in ix.tails.find_all(canonical.text):
+            start, end = canonical.original(s, e)
+            for head in ix.heads[canonical.text[s:e]]:
                 if text.endswith(head, 0, start):
                     spans.append((start - len(head), end))
         return spans
+
+
+class _Index:
+    """What the secrets are searched by: built whole by :meth:`Redactor.learn`, never changed.
+
+    ``long``: every canonical form of the secrets of at least :data:`MIN_SECRET_LENGTH`
+    characters; ``tails``/``heads``: those forms without the first characters an escape before
+    them could swallow; ``candidates``/``value``: the short secrets (credential positions only).
+    """
+
+    __slots__ = ("candidates", "escaped", "heads", "long", "numeric", "tails", "value")
+
+    def __init__(self, secrets: Sequence[str], words: Sequence[str]) -> None:
+        long_forms: set[str] = set()
+        short: set[str] = set()
+        for secret in secrets:
+            if not secret:
+                continue
+            if len(secret) >= MIN_SECRET_LENGTH:
+                long_forms |= _forms(secret)
+            else:
+                short |= short_spellings(secret)
+        self.long = Literals(long_forms)
+        heads: dict[str, list[str]] = {}
+        for form in self.long.literals:
+            for j in range(1, min(_SWALLOWED, len(form) - 4) + 1):
+                if _SWALLOWABLE.fullmatch(form[:j]):
+                    heads.setdefault(form[j:], []).append(form[:j])
+        self.heads = {tail: tuple(found) for tail, found in heads.items()}
+        self.tails = Literals(self.heads)
+        self.escaped = any(ESCAPE_CHARS.search(secret) for secret in secrets)
+        self.numeric = any(_NUMERIC.fullmatch(secret) for secret in secrets)
+        self.candidates: re.Pattern[str] | None = None
+        self.value: re.Pattern[str] | None = None
+        if short:
+            values = "|".join(re.escape(s) for s in sorted(short, key=len, reverse=True))
+            alternatives = "|".join(re.escape(w) for w in words)
+            # A short value right after a separator; what comes before it is checked by _positioned.
+            self.candidates = re.compile(r"(?:(?<=[:=,\s+\"'])|(?<=%3[aAdD])|(?<=%20))(?:" + values + ")" + _VALUE_END)
+            self.value = re.compile(r"(?i:(?:" + alternatives + r")(?:[ \t]|%20|\+)+)?(?:" + values + ")")
+
+
+@functools.lru_cache(maxsize=4096)
+def _forms(secret: str) -> frozenset[str]:
+    """A secret's canonical forms, worked out once: a server learns a fetched token again with
+    every new one (the whole set is rebuilt)."""
+    return frozenset(canonical_forms(secret))
 
 
 def mask_before_decoding(data: bytes, redact: Callable[[str], str]) -> bytes:
@@ -315,10 +321,10 @@ def mask_before_decoding(data: bytes, redact: Callable[[str], str]) -> bytes:
 
 _DECODE_ROUNDS = 3
 _NUMERIC = re.compile(r"[0-9][0-9.eE+-]*")  # what the repr of a JSON number can hold
-_KEY = 12
-_MAX_KEY_SEARCHES = 32
 _SWALLOWED = 8  # the most characters an escape takes after its introducer: &#x + 6 hex digits + ;
-_SWALLOWABLE = re.compile(r"[0-9A-Za-z;]+")
+# What an escape can take from the start of a spelling: hex digits (%XX, \xXX, \uXXXX, &#xHH;,
+# &#DD;, with the reference's ";"), or the rest of an entity name up to its ";".
+_SWALLOWABLE = re.compile(r"[0-9A-Fa-f]+;?|[A-Za-z][A-Za-z0-9]*;")
 
 
 def _through(chain: Sequence[Canonical], start: int, end: int) -> tuple[int, int]:
@@ -326,21 +332,6 @@ def _through(chain: Sequence[Canonical], start: int, end: int) -> tuple[int, int
     for canonical in reversed(chain):
         start, end = canonical.original(start, end)
     return start, end
-
-
-def _any_of(literals: Iterable[str]) -> re.Pattern[str] | None:
-    ordered = sorted(set(literals), key=len, reverse=True)
-    return re.compile("|".join(re.escape(literal) for literal in ordered)) if ordered else None
-
-
-def _find_all(text: str, forms: Sequence[str]) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    for form in forms:
-        at = text.find(form)
-        while at >= 0:
-            spans.append((at, at + len(form)))
-            at = text.find(form, at + 1)
-    return spans
 
 
 def _byte_spans(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

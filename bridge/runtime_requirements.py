@@ -20,6 +20,7 @@ RUNTIME_REQUIREMENTS: tuple[str, ...] = (
     "uvicorn>=0.30",
     "jsonschema-rs==0.61.2",
     "pyjwt[crypto]>=2.10",
+    "pyahocorasick==2.3.1",
 )
 
 

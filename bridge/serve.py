@@ -145,7 +145,7 @@ def build_runtime(
                 audience=exchange.audience or str(runtime.base_url),
                 transport=exchange_transport,
             ),
-            remember=runtime.credentials.remember_token,
+            remember=runtime.credentials.remember_exchanged,
         )
     limits = CallerLimits(options.max_calls_per_user, options.max_user_calls_per_second)
     return dataclasses.replace(runtime, identities=True, exchanger=exchanger, caller_limits=limits)

@@ -79,6 +79,7 @@ class _Session:
     authorization: bytes | None  # the creator's header, to close the session as its owner would
     last_used: float
     in_flight: int = 0
+    user: Any = None  # the SDK's authenticated user of the session (closing it needs no token then)
 
 
 @dataclass(slots=True)
@@ -104,6 +105,7 @@ class SessionAdmission:
         max_sessions: int,
         max_per_client: int = DEFAULT_MAX_PER_CLIENT,
         identify: Identify | None = None,
+        close_directly: ASGIApp | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_sessions < 1 or max_per_client < 1:
@@ -113,6 +115,10 @@ class SessionAdmission:
         self.max_sessions = max_sessions
         self.max_per_client = min(max_per_client, max_sessions)
         self._identify = identify
+        # The session manager's own handler, below authentication: a session is closed for room
+        # even when its creator's token has expired since (its DELETE would get 401, and the SDK
+        # would keep the session for its idle timeout while it no longer counts here).
+        self._close_directly = close_directly
         self._clock = clock
         self._state = _Clients()
         self._lock = anyio.Lock()
@@ -204,7 +210,9 @@ class SessionAdmission:
             else:
                 self._state.opening.pop(client, None)
             if created is not None and status < 400:
-                self._state.sessions[created] = _Session(client, authorization, self._clock())
+                session = _Session(client, authorization, self._clock())
+                session.user = scope.get("user")  # who the SDK bound the session to (its auth middleware)
+                self._state.sessions[created] = session
 
     async def _make_room(self, client: str) -> bool:
         """Close idle sessions until ``client`` may open one; False when only busy sessions are left."""
@@ -267,8 +275,12 @@ class SessionAdmission:
             if message["type"] == "http.response.start":
                 status = message["status"]
 
+        app = self.app
+        if self._close_directly is not None and session.user is not None:
+            scope["user"] = session.user
+            app = self._close_directly
         with anyio.move_on_after(5):
-            await self.app(scope, receive, send)
+            await app(scope, receive, send)
         logger.info("closed idle session %s to make room (status %d)", short_id(session_id), status)
 
 

@@ -6,6 +6,7 @@ Shared by the JWT verifier (:mod:`bridge.client_auth`) and token introspection
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -13,13 +14,16 @@ from urllib.parse import urlsplit
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
 
-__all__ = ["LEEWAY_SECONDS", "access_token", "audience_match", "same_resource", "scopes_of"]
+__all__ = ["LEEWAY_SECONDS", "access_token", "audience_match", "same_resource", "scope_tokens", "scopes_of"]
 
 LEEWAY_SECONDS = 60  # clock skew allowed on exp and nbf
 
 
 def same_resource(a: str, b: str) -> bool:
-    """Compare two http(s) URLs as the SDK does: scheme and host case-insensitive, default port implied."""
+    """Whether two http(s) URLs name one resource, by the SDK's rule (its bearer middleware checks
+    again): scheme and host case-insensitive, the default port implied, one trailing slash
+    ignored (``/mcp/`` is ``/mcp``; ``/mcp//``, ``/mcp/x`` and ``/mc`` are not), nothing else
+    normalised (no percent-decoding, no dot segments, no query or fragment)."""
 
     def norm(url: str) -> tuple[str, str, int | None, str] | None:
         try:
@@ -31,21 +35,31 @@ def same_resource(a: str, b: str) -> bool:
         if scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
             return None
         default = 443 if scheme == "https" else 80
-        return scheme, parts.hostname.lower(), None if port == default else port, parts.path.rstrip("/")
+        return scheme, parts.hostname.lower(), None if port == default else port, parts.path.removesuffix("/")
 
     left, right = norm(a), norm(b)
     return left is not None and left == right
 
 
+_SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5B\x5D-\x7E]+")  # RFC 6749 section 3.3's scope-token
+
+
+def scope_tokens(scope: str) -> list[str]:
+    """The scopes of an RFC 6749 scope string: split on spaces only (a tab, a no-break space or any
+    other separator does not split one scope into two), and a token with a character the RFC
+    does not allow in one grants nothing."""
+    return [token for token in scope.split(" ") if _SCOPE_TOKEN.fullmatch(token)]
+
+
 def scopes_of(claims: Mapping[str, Any]) -> list[str]:
     scope = claims.get("scope")
     if isinstance(scope, str):
-        return scope.split()
+        return scope_tokens(scope)
     scp = claims.get("scp")
     if isinstance(scp, list):
-        return [s for s in scp if isinstance(s, str)]
+        return [s for s in scp if isinstance(s, str) and _SCOPE_TOKEN.fullmatch(s)]
     if isinstance(scp, str):
-        return scp.split()
+        return scope_tokens(scp)
     return []
 
 

@@ -5,8 +5,10 @@ bridge, authenticated as its own confidential client, exchanges the caller's acc
 subject token) at the configured token endpoint for a token whose audience is the upstream API
 and whose scopes are the operation's. The caller's token goes nowhere else.
 
-Exchanged tokens are kept per (subject token, audience, scopes) until shortly before they expire,
-for at most :data:`MAX_CACHED` keys; one exchange is in flight per key, so a burst of calls by
+Exchanged tokens are kept per (subject token, audience, scopes) until shortly before they expire
+(an ``expires_in`` that is not a positive finite number counts as none, and none is kept longer
+than :data:`MAX_LIFETIME`), for at most :data:`MAX_CACHED` keys, and each is redacted while it may
+still be sent (``remember`` is told at every use); one exchange is in flight per key, so a burst of calls by
 one user costs one request to the authorization server. The key is the caller's token itself
 (as a digest), not only its subject: the authorization server decides per subject token (which
 client got it, with which scopes, whether it may be exchanged at all), so a token exchanged for
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -34,8 +37,9 @@ logger = logging.getLogger("bridge")
 GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
 EXPIRY_MARGIN = 30.0  # an exchanged token is renewed this long before it expires
-DEFAULT_LIFETIME = 60.0  # kept this long when the answer gives no expires_in
-MAX_CACHED = 10_000
+DEFAULT_LIFETIME = 60.0  # kept this long when the answer gives no usable expires_in
+MAX_LIFETIME = 24 * 3600.0
+MAX_CACHED = 256  # redaction keeps twice as many (bridge.credentials.REDACTED_EXCHANGED_TOKENS)
 MAX_TOKEN_LENGTH = 16_384
 
 
@@ -93,6 +97,7 @@ class TokenExchanger:
         key = self._key(subject, subject_token, scopes)
         cached = self._fresh(key)
         if cached is not None:
+            self._remember(cached)  # most recently used: kept for redaction
             return cached
         lock = self._inflight.setdefault(key, anyio.Lock())
         try:
@@ -101,6 +106,8 @@ class TokenExchanger:
                 if cached is not None:
                     return cached
                 token, lifetime = await self._exchange(subject_token, key[2])
+                # Redacted before it is ever sent; a new token rebuilds redaction's index: off the loop.
+                await anyio.to_thread.run_sync(self._remember, token)
                 self._cache[key] = _Cached(token, self._clock() + max(lifetime - EXPIRY_MARGIN, 1.0))
                 self._cache.move_to_end(key)
                 while len(self._cache) > MAX_CACHED:
@@ -154,11 +161,6 @@ class TokenExchanger:
             or issued != ACCESS_TOKEN_TYPE
         ):
             raise CredentialsError("The token-exchange endpoint answered without a usable bearer token.")
-        self._remember(token)
         lifetime = data.get("expires_in")
-        seconds = (
-            float(lifetime)
-            if isinstance(lifetime, int | float) and not isinstance(lifetime, bool)
-            else DEFAULT_LIFETIME
-        )
-        return token, seconds
+        usable = isinstance(lifetime, int | float) and not isinstance(lifetime, bool) and 0 < lifetime < math.inf
+        return token, min(float(lifetime), MAX_LIFETIME) if usable else DEFAULT_LIFETIME  # type: ignore[arg-type]

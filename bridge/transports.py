@@ -212,7 +212,12 @@ def http_app(
                 return None if access is None else f"{access.client_id}\x00{access.subject or ''}"
 
         app = SessionAdmission(
-            app, path=path, max_sessions=max_sessions, max_per_client=max_sessions_per_client, identify=identify
+            app,
+            path=path,
+            max_sessions=max_sessions,
+            max_per_client=max_sessions_per_client,
+            identify=identify,
+            close_directly=server.session_manager.handle_request if auth is not None else None,
         )
     if auth is not None and verifier is not None:
         if call_requirement is not None:

@@ -87,6 +87,8 @@ class FakeAuthorizationServer:
     exchanges: list[dict[str, str]] = field(default_factory=list)
     exchange_status: int = 200  # set to 400 to refuse every exchange
     jwks_status: int = 200  # set to 503 for a JWKS endpoint that is down
+    raw: dict[str, bytes] = field(default_factory=dict)  # path -> the body answered as is (hostile answers)
+    expires_in: Any = 300  # what an exchange answers as expires_in
 
     def key(self, alg: str) -> Key:
         return next(k for k in self.keys if k.alg == alg)
@@ -100,8 +102,8 @@ class FakeAuthorizationServer:
         body = {k: v for k, v in body.items() if v is not None}
         return jwt.encode(body, key.private, algorithm=key.alg, headers={"kid": key.kid, **(headers or {})})
 
-    def issue_opaque(self, **claims: Any) -> str:
-        value = _b64(hashlib.sha256(repr((time.time(), len(self.opaque))).encode()).digest())
+    def issue_opaque(self, value: str | None = None, **claims: Any) -> str:
+        value = value or _b64(hashlib.sha256(repr((time.time(), len(self.opaque))).encode()).digest())
         self.opaque[value] = {
             "active": True,
             "iss": ISSUER,
@@ -133,7 +135,7 @@ class FakeAuthorizationServer:
             "access_token": token,
             "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
             "token_type": "Bearer",
-            "expires_in": 300,
+            "expires_in": self.expires_in,
         }
 
     def verify(self, token: str, audience: str) -> dict[str, Any]:
@@ -176,6 +178,8 @@ class FakeAuthorizationServer:
                 dict(scope["headers"]), {k: v[0] for k, v in parse_qs(body.decode()).items()}
             )
         payload = json.dumps(answer).encode()
+        if scope["path"] in self.raw:
+            status, payload = 200, self.raw[scope["path"]]
         await send(
             {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]}
         )

@@ -67,7 +67,13 @@ async def test_operations_beyond_the_callers_scopes_are_neither_stubs_nor_functi
         found = (await client.call_tool(SEARCH, {"query": "notes"})).structured_content
         assert found is not None and [op["name"] for op in found["operations"]] == ["listNotes"]
         refused = await client.call_tool(RUN_CODE, {"code": "await deleteNotes()"})
-        assert refused.is_error and "deleteNotes" in text(refused) and "notes:admin" in text(refused)
+        unknown = await client.call_tool(RUN_CODE, {"code": "await deleteNotez()"})
+        described = await client.call_tool(SEARCH, {"query": "", "name": "deleteNotes"})
+        # Beyond the caller's scopes is answered exactly as unknown: search's filter is not undone.
+        assert refused.is_error and "notes:admin" not in text(refused)
+        assert text(refused).replace("deleteNotes", "?") == text(unknown).replace("deleteNotez", "?")
+        assert described.is_error and text(described).startswith('Unknown operation "deleteNotes".')
+        assert "notes:admin" not in text(described) and text(described).count("deleteNotes") == 1
         allowed = await client.call_tool(RUN_CODE, {"code": "await listNotes()"})
     assert value(allowed) == {"notes": ["a"]}
     assert [r.method for r in fake.requests] == ["GET"]

@@ -10,6 +10,7 @@ client's wire format; the authorization server and the upstream are fakes at the
 from __future__ import annotations
 
 import logging
+import unicodedata
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -273,6 +274,7 @@ async def test_every_call_leaves_one_audit_line_without_tokens_or_arguments(capl
 
 
 AUDIT_KEYS = ["subject", "client", "tool", "method", "path", "status", "ms"]
+BLANK_LETTERS = "\u115f\u1160\u3164\uffa0\u2800"
 
 
 @pytest.mark.parametrize(
@@ -284,8 +286,23 @@ AUDIT_KEYS = ["subject", "client", "tool", "method", "path", "status", "ms"]
         "\u2028ann\u0085\x1b[31m",
         "x" * 5000,
         "",
+        "eve\u3164tool=create_pet",  # a Hangul filler: a letter that shows as a space
+        "eve\u2800status=200\uffa0x\u115f\u1160",  # Braille blank, halfwidth and jamo fillers
+        "eve\u200btool=x\u2060\ufeff\u00ad\u180e\u200e\u202e",  # format characters (bidi overrides too)
+        "eve\u0301\u034f\u20dd\ue000\U000e0041",  # combining marks, private use, tags
     ],
-    ids=["spaces", "newline-forged-line", "crlf-tab", "unicode-separators-and-escape", "huge", "empty"],
+    ids=[
+        "spaces",
+        "newline-forged-line",
+        "crlf-tab",
+        "unicode-separators-and-escape",
+        "huge",
+        "empty",
+        "hangul-filler",
+        "other-blank-letters",
+        "format-characters",
+        "marks-private-tags",
+    ],
 )
 async def test_an_audit_line_cannot_be_forged_or_bloated_by_a_claim(
     caplog: pytest.LogCaptureFixture, subject: str
@@ -296,6 +313,8 @@ async def test_an_audit_line_cannot_be_forged_or_bloated_by_a_claim(
         await b.rpc(ann, "tools/call", {"name": "list_pets", "arguments": {}})
     [line] = [r.getMessage() for r in caplog.records if r.name == "bridge.audit"]
     assert line.isprintable() and len(line) < 600
+    # Nothing in it looks blank or is invisible but the spaces between fields.
+    assert all(c == " " or (unicodedata.category(c)[0] in "LNPS" and c not in BLANK_LETTERS) for c in line), line
     words = line.split(" ")
     assert words[0] == "call"
     fields = dict(word.split("=", 1) for word in words[1:])

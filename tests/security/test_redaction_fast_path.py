@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from bridge.literals import FEW, KEY_CHARS, Literals
 from bridge.redact import Redactor
 from bridge.redact_json import redact_json
 from bridge.scrub import _TOKEN_PARAMS, _USERINFO_HINT, TOKEN_QUERY_PARAMS, _token_param_in, _userinfo_in
@@ -97,16 +98,29 @@ def test_the_userinfo_test_at_each_at_sign_finds_what_the_whole_search_finds(tex
     assert _userinfo_in(text) is (_USERINFO_HINT.search(text) is not None)
 
 
+_forms = st.lists(st.text(alphabet="ab%c=é\0x", min_size=1, max_size=16), min_size=1, max_size=60)
+
+
 @settings(max_examples=300, deadline=None)
-@given(_text)
-def test_leaves_alone_looks_for_the_secret_forms_as_the_regex_does(text: str) -> None:
-    keys = REDACTOR._long_keys
-    assert keys is not None and REDACTOR._any_long is not None
-    assert any(key in text for key in keys) is (REDACTOR._any_long.search(text) is not None)
+@given(forms=_forms, text=st.text(alphabet="ab%c=é\0xy", max_size=200))
+def test_the_automaton_finds_exactly_what_substring_searches_find(forms: list[str], text: str) -> None:
+    few, many = Literals(forms), Literals(forms)
+    few._automaton = None  # substring searches, whatever the number of keys
+    if many._automaton is None:
+        many = Literals([*forms, *(f"pad{i:03d}-key-{i}" for i in range(FEW + 1))])
+    assert many._automaton is not None
+    for text_ in (text, text + "".join(forms)):
+        assert few.any_in(text_) is (any(f[:KEY_CHARS] in text_ for f in forms))
+        assert sorted(few.find_all(text_)) == sorted(
+            (at, at + len(f)) for f in set(forms) for at in range(len(text_)) if text_.startswith(f, at)
+        )
+        found = {span for span in many.find_all(text_) if text_[span[0] : span[1]] in set(forms)}
+        assert found == set(few.find_all(text_))
 
 
-def test_many_secrets_keep_the_one_regex() -> None:
+def test_many_secrets_are_searched_in_one_pass() -> None:
     many = Redactor([f"{i:04d}-secret-value" for i in range(20)])
-    assert many._long_keys is None
+    assert many._ix.long._automaton is not None
     assert not many.leaves_alone('{"a": "0007-secret-value"}')
+    assert many('{"a": "0007-secret-value"}') == '{"a": "***"}'
     assert many.leaves_alone('{"a": "b"}')
