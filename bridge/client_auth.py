@@ -120,6 +120,7 @@ class ClientTokenVerifier:
         # digest -> (until, token, key-set fetch it was verified with): a verified static token or
         # JWT is not verified again on every request.
         self._accepted: dict[bytes, tuple[float, AccessToken, int]] = {}
+        self._clock = time.time
         self.jwks = (
             JwksKeys(Endpoint.configured(auth.jwks_url, "the JWKS URL", transport=auth.transport))
             if auth.jwks_url
@@ -141,7 +142,7 @@ class ClientTokenVerifier:
         if not token or len(token) > MAX_TOKEN_LENGTH:
             return None
         digest = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
-        now = time.time()
+        now = self._clock()
         keys = self.jwks.fetches if self.jwks is not None else 0
         hit = self._accepted.get(digest)
         if hit is not None:

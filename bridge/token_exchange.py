@@ -6,8 +6,8 @@ subject token) at the configured token endpoint for a token whose audience is th
 and whose scopes are the operation's. The caller's token goes nowhere else.
 
 Exchanged tokens are kept per (subject token, audience, scopes) until shortly before they expire
-(an ``expires_in`` that is not a positive finite number counts as none, and none is kept longer
-than :data:`MAX_LIFETIME`), for at most :data:`MAX_CACHED` keys, and each is redacted while it may
+(an ``expires_in`` that is not a finite number counts as none, and none is kept longer than
+:data:`MAX_LIFETIME`), for at most :data:`MAX_CACHED` keys, and each is redacted while it may
 still be sent (``remember`` is told at every use); one exchange is in flight per key, so a burst of calls by
 one user costs one request to the authorization server. The key is the caller's token itself
 (as a digest), not only its subject: the authorization server decides per subject token (which
@@ -162,5 +162,6 @@ class TokenExchanger:
         ):
             raise CredentialsError("The token-exchange endpoint answered without a usable bearer token.")
         lifetime = data.get("expires_in")
-        usable = isinstance(lifetime, int | float) and not isinstance(lifetime, bool) and 0 < lifetime < math.inf
-        return token, min(float(lifetime), MAX_LIFETIME) if usable else DEFAULT_LIFETIME  # type: ignore[arg-type]
+        if not isinstance(lifetime, int | float) or isinstance(lifetime, bool) or not math.isfinite(lifetime):
+            return token, DEFAULT_LIFETIME
+        return token, min(float(lifetime), MAX_LIFETIME)  # kept at least 1 s (token_for), at most a day
