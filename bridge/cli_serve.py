@@ -17,6 +17,20 @@ from bridge.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS
 from bridge.trim import DEFAULT_MAX_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_STRING
 
 
+def forwarded_networks(value: str) -> tuple[str, ...]:
+    """``--forwarded-allow-ips``: each entry an IP address or network (or ``*``), else a usage error."""
+    import ipaddress
+
+    entries = tuple(item.strip() for item in value.split(",") if item.strip())
+    for entry in entries:
+        try:
+            if entry != "*":
+                ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise click.UsageError(f"--forwarded-allow-ips: {entry!r} is not an IP address or network") from None
+    return entries
+
+
 @click.command()
 @click.argument("target")
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
@@ -30,6 +44,13 @@ from bridge.trim import DEFAULT_MAX_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_STRING
     help="HTTP: Host header values to accept besides the bound address (for a reverse proxy).",
 )
 @click.option("--allowed-origin", "allowed_origins", multiple=True, help="HTTP: browser Origins to accept.")
+@click.option(
+    "--forwarded-allow-ips",
+    default="",
+    metavar="ADDRESSES",
+    help="HTTP: comma-separated addresses or networks of the reverse proxies whose X-Forwarded-For and "
+    "X-Forwarded-Proto are trusted [default: none, so a client cannot pick its own address].",
+)
 @click.option("--base-url", help="Upstream base URL [default: $<PREFIX>_BASE_URL, else the spec's first server].")
 @click.option(
     "--server-var",
@@ -187,6 +208,7 @@ def serve(
     stateless: bool,
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
+    forwarded_allow_ips: str,
     base_url: str | None,
     server_vars: tuple[str, ...],
     timeout: float | None,
@@ -265,6 +287,7 @@ def serve(
         stateless=stateless,
         allowed_hosts=allowed_hosts,
         allowed_origins=allowed_origins,
+        forwarded_allow_ips=forwarded_networks(forwarded_allow_ips),
         base_url=base_url,
         server_variables=variables,
         timeout=timeout,

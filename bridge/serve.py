@@ -54,6 +54,7 @@ class ServeOptions:
     stateless: bool = False
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
+    forwarded_allow_ips: tuple[str, ...] = ()  # reverse proxies whose X-Forwarded-* are trusted
     base_url: str | None = None
     server_variables: dict[str, str] = field(default_factory=dict)
     timeout: float | None = None
@@ -347,7 +348,12 @@ def serve_target(target: str, options: ServeOptions) -> int:
         raise
     report_startup(catalogue, runtime, options, os.environ)
     if options.transport == "http":
-        run_http(build_http_app(server, registry, options), host=options.host, port=options.port)
+        run_http(
+            build_http_app(server, registry, options),
+            host=options.host,
+            port=options.port,
+            forwarded_allow_ips=options.forwarded_allow_ips,
+        )
     else:
         anyio.run(run_stdio, server)
     return 0

@@ -10,6 +10,7 @@ stateless mode). In front of the SDK's own checks sits a small guard that answer
 from __future__ import annotations
 
 import logging
+import re
 from collections import deque
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
@@ -42,11 +43,18 @@ async def run_stdio(server: Server) -> None:
 # --------------------------------------------------------------------------- Host / Origin / body guard
 
 
-def _hostname(value: str) -> str:
-    value = value.strip().lower()
-    if value.startswith("["):
-        return value[: value.find("]") + 1] if "]" in value else value
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+# RFC 9110 section 7.2 / RFC 3986 section 3.2.2: Host is uri-host [ ":" port ] and nothing else. A
+# reg-name here is letters, digits, "-", "." and "_" (no userinfo "@", no list ",", no spaces).
+_HOST = re.compile(r"(?P<name>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(?P<port>[0-9]{1,5}))?")
+
+
+def _hostname(value: str) -> str | None:
+    """The host of a ``Host`` header value (lower case, IPv6 in brackets), or None when the value
+    is not ``host[:port]``: ``127.0.0.1:8000@evil.com`` and ``localhost:8000, evil.com`` are not."""
+    match = _HOST.fullmatch(value)
+    if match is None or (match.group("port") is not None and int(match.group("port")) > 65535):
+        return None
+    return match.group("name").lower()
 
 
 class HostOriginGuard:
@@ -62,22 +70,25 @@ class HostOriginGuard:
         self.max_body_bytes = max_body_bytes
 
     def _host_ok(self, host: str) -> bool:
-        host = host.lower()
-        return host in self.hosts or _hostname(host) in self.host_names
+        name = _hostname(host)
+        return name is not None and (host.lower() in self.hosts or name in self.host_names)
 
     def _origin_ok(self, origin: str) -> bool:
         origin = origin.lower().rstrip("/")
         if origin in self.origins:
             return True
         scheme, _, rest = origin.partition("://")
-        return scheme in ("http", "https") and _hostname(rest) in LOOPBACK_NAMES and _hostname(rest) in self.host_names
+        name = _hostname(rest)
+        return scheme in ("http", "https") and name in LOOPBACK_NAMES and name in self.host_names
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        if not self._host_ok(headers.get("host", "")):
+        pairs = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", [])]
+        headers = dict(pairs)
+        hosts = [v for k, v in pairs if k == "host"]
+        if len(hosts) != 1 or not self._host_ok(hosts[0]):  # exactly one Host (RFC 9112 section 3.2)
             await _plain(send, 403, "Forbidden: Host not allowed")
             return
         origin = headers.get("origin")
@@ -194,8 +205,8 @@ def http_app(
         transport_security=security,
         host=host,
         max_request_body_size=max_body_bytes,
-        # SessionAdmission enforces the limit; the SDK's is a backstop for sessions whose owner's
-        # token expired before they could be closed for room.
+        # SessionAdmission enforces the limit (a session it closes for room is ended in the session
+        # manager itself, whatever its creator's token has become since); the SDK's is a backstop.
         max_sessions=2 * max_sessions,
         **auth_options,
     )
@@ -248,7 +259,20 @@ def _no_get(app: ASGIApp, path: str) -> ASGIApp:
     return guarded
 
 
-def run_http(app: ASGIApp, *, host: str, port: int) -> None:
+def run_http(app: ASGIApp, *, host: str, port: int, forwarded_allow_ips: Sequence[str] = ()) -> None:
+    """uvicorn on ``host:port``. ``X-Forwarded-For``/``-Proto`` are read only from the proxies
+    named in ``forwarded_allow_ips``: uvicorn's own default trusts them from loopback (or
+    ``$FORWARDED_ALLOW_IPS``), so a local client could choose its own address, the identity
+    ``--max-sessions-per-client`` counts by without authentication."""
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+    trusted = ",".join(forwarded_allow_ips)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        proxy_headers=bool(trusted),
+        forwarded_allow_ips=trusted or "",
+    )
