@@ -7,41 +7,70 @@ Every name a parameter puts on the wire must be its own: its wire name (``name[.
 deepObject), or a member its binding allows (``ParamBinding.members``, or any with
 ``free_members``) that no other declared parameter, literal query pair or credential slot
 (``ParamBinding.reserved``) is called and no other object parameter already sent. A binding
-that lists no members (any non-object parameter) sends none. Names compare case-insensitively
-(some servers read them so). The generator's schemas say the same (``generator.param_rules``);
-this is the check for any binding, hand-built ones included.
+that lists no members (any non-object parameter) sends none. Names compare as servers may read
+them (:func:`read_as`): case-insensitively, cut at a NUL (C strings), without surrounding blanks
+or control characters, without trailing brackets (PHP reads ``api_key[]`` and ``api_key[0]`` as
+``api_key``), with spaces and dots as underscores (PHP again), compatibility characters folded
+(``ａｐｉ_ｋｅｙ``): a free key that a server could read as a credential slot or another
+parameter is refused, not sent beside it. The generator's schemas say the same for exact names
+(``generator.param_rules``); this is the check for any binding, hand-built ones included.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from urllib.parse import quote, unquote
 
 from bridge.catalogue import ParamBinding
 from bridge.errors import InvalidArgumentsError
 
-__all__ = ["WireNames"]
+__all__ = ["WireNames", "read_as"]
+
+_BRACKETS = re.compile(r"(?:\[[^\]]*\])+$")
+_BLANK = r"[\s\x00-\x1f\x7f-\x9f\u200b-\u200f\u2060\ufeff]+"  # whitespace, controls, invisible format characters
+_EDGES = re.compile(f"^{_BLANK}|{_BLANK}$")
+
+
+def read_as(name: str) -> str:
+    """What a lenient server may take a query or cookie name for (see the module docstring)."""
+    name = unicodedata.normalize("NFKC", _EDGES.sub("", name)).split("\0", 1)[0]
+    previous = None
+    while previous != name:  # "api_key [] " -> "api_key"
+        previous = name
+        name = _BRACKETS.sub("", _EDGES.sub("", name))
+    return name.replace(" ", "_").replace(".", "_").casefold()
 
 
 class WireNames:
     """The names one request's query or cookie pairs may use; :meth:`claim` checks each parameter's."""
 
-    __slots__ = ("_declared_cache", "_literal", "_location", "_owners", "_params")
+    __slots__ = ("_declared_cache", "_literal", "_location", "_owners", "_params", "_spelled_cache")
 
     def __init__(self, params: Sequence[ParamBinding], location: str, literal: Iterable[str] = ()) -> None:
         # Built on the first member name only: most calls send none, and this runs on every call.
         self._params, self._location, self._literal = params, location, literal
         self._declared_cache: set[str] | None = None
+        self._spelled_cache: set[str] | None = None
         self._owners: dict[str, str] = {}
 
     @property
     def _declared(self) -> set[str]:
+        """The declared names (literal pairs' too) as a server may read them."""
         if self._declared_cache is None:
-            declared = {name.lower() for name in self._literal}
-            declared.update(p.wire.lower() for p in self._params if p.location == self._location)
-            self._declared_cache = declared
+            self._declared_cache = {read_as(name) for name in self._spelled}
         return self._declared_cache
+
+    @property
+    def _spelled(self) -> set[str]:
+        """The declared names as they are spelled, lower-cased (what a deepObject key may not spell)."""
+        if self._spelled_cache is None:
+            spelled = {name.lower() for name in self._literal}
+            spelled.update(p.wire.lower() for p in self._params if p.location == self._location)
+            self._spelled_cache = spelled
+        return self._spelled_cache
 
     def claim(self, param: ParamBinding, pairs: Sequence[tuple[str, str]]) -> None:
         """Check the (encoded) ``pairs`` ``param`` produced.
@@ -54,17 +83,17 @@ class WireNames:
             if encoded == own:
                 continue
             name = unquote(encoded)
-            lowered = name.lower()
             if encoded.startswith(own + "["):  # deepObject: its own, unless a declared name spells it
-                if lowered in self._declared:
+                if name.lower() in self._spelled:
                     raise self._refused(param, name)
                 continue
-            owner = self._owners.setdefault(lowered, param.wire)
+            read = read_as(name)
+            owner = self._owners.setdefault(read, param.wire)
             if (
-                lowered in self._declared
+                read in self._declared
                 or owner != param.wire
                 or (not param.free_members and name not in param.members)
-                or any(lowered == reserved.lower() for reserved in param.reserved)
+                or any(read == read_as(reserved) for reserved in param.reserved)
             ):
                 raise self._refused(param, name)
 

@@ -419,3 +419,92 @@ def test_object_parameter_schemas_allow_exactly_the_members_the_runtime_sends(
         assert arg_schema["additionalProperties"] is False and set(arg_schema["properties"]) == set(members)
         assert "limit" not in arg_schema.get("required", [])
     assert param.reserved == (("api_key",) if free else ())
+
+
+# ----------------------------------------------------------------------- near-miss names (P15)
+
+_CASES = st.sampled_from([str.lower, str.upper, str.title, lambda s: s.swapcase()])
+_EDGES = st.sampled_from(
+    ["", " ", "  ", "\t", "\n", "\r", "\x00", "\x0b", "\x1f", "\x7f", "\u00a0", "\u200b", "\u3000"]
+)
+_SUFFIX = st.sampled_from(["", "[]", "[0]", "[x]", "[][]", " []", "\x00", "\x00junk", "\x00[]"])
+
+
+def _fullwidth(name: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in name)
+
+
+@st.composite
+def _near_miss(draw: st.DrawFn, name: str) -> str:
+    """``name`` as a server that cuts or normalises names may still read it."""
+    spelled = draw(_CASES)(name)
+    if draw(st.booleans()):
+        spelled = spelled.replace("_", draw(st.sampled_from(["_", ".", " "])))
+    if draw(st.booleans()):
+        spelled = _fullwidth(spelled)
+    return draw(_EDGES) + spelled + draw(_EDGES) + draw(_SUFFIX)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), target=st.sampled_from(["api_key", "limit", "filter", "sid"]))
+def test_a_free_key_a_server_may_read_as_a_slot_or_another_parameter_is_refused(
+    data: st.DataObject, target: str
+) -> None:
+    name = data.draw(_near_miss(target), label="name")
+    where = "prefs" if target == "sid" else "extra"
+    with pytest.raises(InvalidArgumentsError):
+        build_request(NAMES, {where: {name: "x"}}, base_url=BASE)
+
+
+@pytest.mark.parametrize("name", ["api_keys", "xapi_key", "api-key", "limits", "lim it", "q", "api_key_2", "[api_key]"])
+def test_free_keys_that_are_only_alike_are_sent(name: str) -> None:
+    request = build_request(NAMES, {"extra": {name: "x"}}, base_url=BASE)
+    assert [unquote(n) for n, _ in request.query] == [name]
+
+
+NEAR_MISS_SPEC: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "Near", "version": "1"},
+    "servers": [{"url": "https://near.example/v1"}],
+    "security": [{"key": []}],
+    "components": {"securitySchemes": {"key": {"type": "apiKey", "in": "query", "name": "api_key"}}},
+    "paths": {
+        "/search": {
+            "get": {
+                "operationId": "search",
+                "parameters": [
+                    {"name": "limit", "in": "query", "schema": {"type": "integer", "maximum": 50}},
+                    {
+                        "name": "extra",
+                        "in": "query",
+                        "style": "form",
+                        "explode": True,
+                        "schema": {"type": "object", "additionalProperties": {"type": "string"}},
+                    },
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "name",
+    ["api_key[]", "api_key ", "api_key\x00", "API_KEY", " api_key", "api_key[0]", "api.key", "limit[]", "LIMIT\t"],
+)
+async def test_the_bridge_never_sends_a_free_key_a_server_may_read_as_the_credential(name: str) -> None:
+    from tests.security.fault_server import FaultServer
+    from tests.security.harness import bridge_client, catalogue_of
+
+    environ = {"NEAR_KEY_API_KEY": "near-secret-0123456789"}
+    async with FaultServer() as server:
+        async with bridge_client(
+            server.url + "/v1", catalogue=catalogue_of(NEAR_MISS_SPEC, "near"), environ=environ
+        ) as c:
+            refused = await c.call_tool("search", {"extra": {name: "mine"}})
+            fine = await c.call_tool("search", {"extra": {"q": "x"}, "limit": 5})
+    assert refused.is_error and "cannot have the member" in refused.content[0].text  # type: ignore[union-attr]
+    assert not fine.is_error
+    assert len(server.attempts) == 1 and "q=x" in server.attempts[0].target
