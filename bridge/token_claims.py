@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
@@ -20,25 +19,19 @@ LEEWAY_SECONDS = 60  # clock skew allowed on exp and nbf
 
 
 def same_resource(a: str, b: str) -> bool:
-    """Whether two http(s) URLs name one resource, by the SDK's rule (its bearer middleware checks
-    again): scheme and host case-insensitive, the default port implied, one trailing slash
-    ignored (``/mcp/`` is ``/mcp``; ``/mcp//``, ``/mcp/x`` and ``/mc`` are not), nothing else
-    normalised (no percent-decoding, no dot segments, no query or fragment)."""
+    """Whether two http(s) URLs name one resource, by the rule the SDK's bearer middleware checks
+    again (so the two never disagree): both as pydantic's ``AnyHttpUrl`` normalises them (scheme
+    and host lower case, the default port dropped, dot segments resolved), then one trailing
+    slash ignored: ``/mcp/`` is ``/mcp``; ``/mcp//``, ``/mcp/x``, ``/MCP`` and ``/mcp?x`` are not."""
+    from pydantic import AnyHttpUrl, ValidationError
 
-    def norm(url: str) -> tuple[str, str, int | None, str] | None:
-        try:
-            parts = urlsplit(url)
-            port = parts.port
-        except ValueError:
-            return None
-        scheme = parts.scheme.lower()
-        if scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-            return None
-        default = 443 if scheme == "https" else 80
-        return scheme, parts.hostname.lower(), None if port == default else port, parts.path.removesuffix("/")
-
-    left, right = norm(a), norm(b)
-    return left is not None and left == right
+    try:
+        left, right = AnyHttpUrl(a), AnyHttpUrl(b)
+    except (ValidationError, ValueError, TypeError):
+        return False
+    if left.fragment is not None or right.fragment is not None:
+        return False
+    return str(left).removesuffix("/") == str(right).removesuffix("/")
 
 
 _SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5B\x5D-\x7E]+")  # RFC 6749 section 3.3's scope-token

@@ -283,3 +283,40 @@ async def test_sessions_whose_creators_token_has_gone_are_closed_for_room_not_or
             assert verifier.introspector is not None
             verifier.introspector._cache.clear()
     assert statuses == [200] * 10
+
+
+# ----------------------------------------------------------------------- one audience rule
+
+ACCEPTED = {RESOURCE, RESOURCE + "/", "HTTP://127.0.0.1:8000/mcp", "http://127.0.0.1:8000/./mcp"}
+AUDIENCES = [
+    *sorted(ACCEPTED),
+    RESOURCE + "//",
+    RESOURCE + "/x",
+    RESOURCE[:-1],
+    "http://127.0.0.1:8000/MCP",
+    "http://127.0.0.1:8000/%6Dcp",
+    "http://127.0.0.1:8000/mcp?x=1",
+    "http://127.0.0.1:8000/mcp#f",
+    "http://127.0.0.1:80/mcp",
+    "https://127.0.0.1:8000/mcp",
+    "http://localhost:8000/mcp",
+    "http://127.0.0.1:8000",
+]
+
+
+@pytest.mark.parametrize("audience", AUDIENCES)
+async def test_an_audience_names_this_server_by_one_rule_the_sdks(audience: str) -> None:
+    """One trailing slash is ignored, as the SDK's bearer middleware ignores it, after the URL
+    normalisation it applies (case of scheme and host, default port, dot segments); nothing else.
+    The verifier and the SDK's own second check never disagree."""
+    from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
+    from pydantic import AnyHttpUrl
+
+    from bridge.token_claims import audience_match
+
+    ours = audience_match({"aud": audience}, RESOURCE) is not None
+    backend = BearerAuthBackend(ClientTokenVerifier(auth_for()), resource_server_url=AnyHttpUrl(RESOURCE))
+    assert ours is backend._issued_for_this_resource(audience)
+    assert ours is (audience in ACCEPTED)
+    server = FakeAuthorizationServer(audience=RESOURCE)
+    assert (await _status(server.token(aud=audience), server)).status_code == (200 if ours else 401)
