@@ -37,7 +37,7 @@ import functools
 import http
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 import anyio
@@ -127,6 +127,9 @@ class Upstream:
         self.base_url = httpx.URL(base_url)
         self.settings = settings or HttpSettings()
         self._redact = redact
+        self.retry_sleep: Callable[[float], Awaitable[None]] = (
+            anyio.sleep
+        )  # the waits between attempts (tests record them)
         self._origin = origin_of(self.base_url)
         self.name = name or self.base_url.host
         self.limit = ConcurrencyLimit(
@@ -245,7 +248,7 @@ class Upstream:
                     phase.value,
                     wait,
                 )
-                await anyio.sleep(wait)
+                await self.retry_sleep(wait)
                 continue
             if isinstance(outcome, _Retry):
                 logger.info(
@@ -255,7 +258,7 @@ class Upstream:
                     outcome.status,
                     outcome.wait,
                 )
-                await anyio.sleep(outcome.wait)
+                await self.retry_sleep(outcome.wait)
                 continue
             return replace(outcome, attempts=attempt)
 
