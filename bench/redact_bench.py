@@ -10,6 +10,7 @@ basic pair, a bearer token and two short ones (masked only in credential positio
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import statistics
@@ -102,6 +103,21 @@ def main() -> None:
     print("|---|---|")
     for name, call in rows:
         print(f"| {name} | {_median(call) * 1000:.0f} |")
+    _learnt(bodies["text"])
+
+
+def _learnt(text: str) -> None:
+    """Tokens the bridge learns at run time (fetched, exchanged per user): what one more costs to
+    learn, and what they cost every answer."""
+    print()
+    print(f"| learnt JWT-sized tokens | learn one more (ms) | redact the ~{CAP // 1024} KiB text (ms) |")
+    print("|---|---|---|")
+    for count in (1, 32, 128, 512):
+        redact = _credentials().redact
+        tokens = [f"eyJ{n:05d}" + "".join(random.choices(string.ascii_letters, k=800)) for n in range(count + RUNS)]
+        redact.learn(tokens[:count])
+        learn = _median(functools.partial(redact.learn, tokens[: count + 1]))
+        print(f"| {count} | {learn * 1000:.1f} | {_median(functools.partial(redact, text)) * 1000:.0f} |")
 
 
 if __name__ == "__main__":
