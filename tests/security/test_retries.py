@@ -211,7 +211,6 @@ async def test_post_is_retried_when_the_connection_was_refused() -> None:
         up.retry_sleep = wait_for_the_server
         with anyio.fail_after(10):
             async with anyio.create_task_group() as tg:
-
                 done = anyio.Event()
 
                 async def call() -> None:
