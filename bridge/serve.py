@@ -62,6 +62,9 @@ class ServeOptions:
     output_schemas: bool = True  # False: tools advertise no output schema (results are unchanged)
     trim: TrimSettings | None = field(default_factory=TrimSettings)  # None: results are not trimmed
     spec: str | None = None  # the spec a package was generated from, for validate_responses
+    # A spec target: Overlay documents applied to it in memory, and Arazzo documents served as tools.
+    overlays: tuple[str, ...] = ()
+    workflows: tuple[str, ...] = ()
     auth: ClientAuth | None = None  # HTTP: bearer authentication of MCP clients
     max_sessions: int = DEFAULT_MAX_SESSIONS  # HTTP, stateful: open sessions at most
     max_sessions_per_client: int = DEFAULT_MAX_PER_CLIENT
@@ -76,15 +79,22 @@ class ServeOptions:
     sandbox: SandboxLimits = field(default_factory=SandboxLimits)  # code mode: per-program limits
 
 
-def load_target(target: str) -> tuple[Catalogue, Path | None]:
-    """A package folder gives its catalogue; a spec file is generated in memory."""
+def load_target(
+    target: str, *, overlays: tuple[str, ...] = (), workflows: tuple[str, ...] = ()
+) -> tuple[Catalogue, Path | None]:
+    """A package folder gives its catalogue; a spec file is generated in memory (with ``overlays``
+    applied and ``workflows`` made tools)."""
     path = Path(target)
     if path.is_dir():
+        if overlays or workflows:
+            raise BridgeError(
+                "--overlay and --workflows apply to a spec; a package has them already (generate it with them)"
+            )
         return load_catalogue(path), path
     from generator.generate import build_catalogue
     from generator.options import GenerateOptions
 
-    catalogue, issues = build_catalogue(target, GenerateOptions())
+    catalogue, issues = build_catalogue(target, GenerateOptions(overlays=overlays, workflows=workflows))
     for issue in issues:
         logger.warning("%s", issue)
     return catalogue, None
@@ -319,7 +329,7 @@ def serve_target(target: str, options: ServeOptions) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
         with long_lived_objects():
-            catalogue, package_dir = load_target(target)
+            catalogue, package_dir = load_target(target, overlays=options.overlays, workflows=options.workflows)
             if not options.output_schemas:
                 catalogue = without_output_schemas(catalogue)
             runtime = build_runtime(catalogue, options, contract=response_contract(target, options))

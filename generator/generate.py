@@ -13,6 +13,7 @@ from generator.ir import Api
 from generator.issues import GenerationError, Issue, Level
 from generator.load import LoadedSpec, load_spec
 from generator.options import GenerateOptions
+from generator.overlays.document import Overlay, load_overlays
 from generator.parse import parse_api
 from generator.render import DEFAULT_RUN, RunCommand, manifest_tools, render_package
 from generator.shape import shape_api
@@ -45,7 +46,9 @@ def build_api(source: str, options: GenerateOptions, *, step: Step = _no_step) -
     return loaded, _settle_issues(api, loaded.issues, strict=options.strict)
 
 
-def _load_and_parse(source: str, options: GenerateOptions, *, step: Step, validate: bool) -> tuple[LoadedSpec, Api]:
+def _load_and_parse(
+    source: str, options: GenerateOptions, *, step: Step, validate: bool, overlays: tuple[Overlay, ...] | None = None
+) -> tuple[LoadedSpec, Api]:
     step("load")
     # Not strict: a ref that cannot be followed costs the operations that need it (skipped, with a warning).
     loaded = load_spec(
@@ -54,6 +57,7 @@ def _load_and_parse(source: str, options: GenerateOptions, *, step: Step, valida
         validate=validate,
         fatal_validation=False,
         fatal_refs=options.strict,
+        overlays=load_overlays(options.overlays) if overlays is None else overlays,
     )
     step("parse")
     return loaded, _parse(loaded, options, source)
@@ -87,9 +91,11 @@ def _settle_issues(api: Api, load_issues: tuple[Issue, ...], *, strict: bool) ->
     return replace(api, issues=tuple(issues))
 
 
-def _validation_issues(source: str, allow_remote_refs: bool) -> tuple[Issue, ...]:
+def _validation_issues(source: str, allow_remote_refs: bool, overlays: tuple[Overlay, ...]) -> tuple[Issue, ...]:
     """Runs in a worker process: the spec's validation problems (plus conversion notes, removed later)."""
-    return load_spec(source, allow_remote_refs=allow_remote_refs, fatal_validation=False, fatal_refs=False).issues
+    return load_spec(
+        source, allow_remote_refs=allow_remote_refs, fatal_validation=False, fatal_refs=False, overlays=overlays
+    ).issues
 
 
 class _BackgroundValidation:
@@ -100,15 +106,19 @@ class _BackgroundValidation:
     Ctrl-C and SIGTERM included (:mod:`generator.workers`).
     """
 
-    def __init__(self, source: str, options: GenerateOptions) -> None:
-        self._worker: Worker[tuple[Issue, ...]] = Worker(_validation_issues, source, options.allow_remote_refs)
+    def __init__(self, source: str, options: GenerateOptions, overlays: tuple[Overlay, ...]) -> None:
+        self._worker: Worker[tuple[Issue, ...]] = Worker(
+            _validation_issues, source, options.allow_remote_refs, overlays
+        )
 
     @classmethod
-    def start(cls, source: str, options: GenerateOptions) -> _BackgroundValidation | None:
+    def start(
+        cls, source: str, options: GenerateOptions, overlays: tuple[Overlay, ...] = ()
+    ) -> _BackgroundValidation | None:
         path = Path(source)
         if "://" in source or not path.is_file() or path.stat().st_size < PARALLEL_VALIDATION_BYTES:
             return None
-        return cls(source, options)
+        return cls(source, options, overlays)
 
     def issues(self, loaded: LoadedSpec) -> tuple[Issue, ...]:
         found = self._worker.result()
@@ -185,9 +195,10 @@ def generate(
     options = options or GenerateOptions()
     if out_dir is not None:
         check_target(out_dir.absolute())  # refuse a foreign folder before any work
-    background = _BackgroundValidation.start(source, options)
+    overlays = load_overlays(options.overlays)
+    background = _BackgroundValidation.start(source, options, overlays)
     try:
-        loaded, api = _load_and_parse(source, options, step=step, validate=background is None)
+        loaded, api = _load_and_parse(source, options, step=step, validate=background is None, overlays=overlays)
         target = out_dir if out_dir is not None else DEFAULT_OUTPUT_ROOT / api.name
         check_target(target.absolute())
         empty = _empty_issue(api, options, loaded.document)
@@ -203,6 +214,7 @@ def generate(
             spec_source=Path(source).name if "://" not in source else source,
             spec_sha256=loaded.sha256,
             run=run,
+            overlays=tuple((Path(o.source).name, o.sha256) for o in overlays),
         )
         load_issues = background.issues(loaded) if background is not None else loaded.issues
     except BaseException:

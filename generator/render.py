@@ -82,6 +82,7 @@ def render_package(
     spec_source: str,
     spec_sha256: str,
     run: RunCommand = DEFAULT_RUN,
+    overlays: tuple[tuple[str, str], ...] = (),
 ) -> PackageFiles:
     """The files of ``api``'s package; ``catalogue`` is what the runtime will serve."""
     args = run.args(api.name)
@@ -112,6 +113,8 @@ def render_package(
             "name": api.name,
             "generator": f"mcp-bridge {bridge_version()}",
             "spec": {"source": spec_source, "sha256": spec_sha256},
+            # Overlays applied to the spec, in order (only when there are some: older manifests stay as they were).
+            **({"overlays": [{"source": name, "sha256": digest} for name, digest in overlays]} if overlays else {}),
             "files": sorted([*package.files, MANIFEST_FILE]),
             "tools": manifest_tools(api),
         }
