@@ -18,7 +18,7 @@ from mcp.server.lowlevel import Server
 
 from bridge.argument_size import DEFAULT_MAX_ARGUMENT_BYTES
 from bridge.auth_options import ExchangeOptions
-from bridge.catalogue import Catalogue, ServeMode
+from bridge.catalogue import Catalogue, ServeMode, stub_entries
 from bridge.client_auth import ClientAuth, ClientTokenVerifier
 from bridge.discovery import CALL as DISCOVERY_CALL
 from bridge.discovery import discovery_instructions, discovery_registry
@@ -191,9 +191,17 @@ def response_contract(target: str, options: ServeOptions) -> ResponseContract | 
 
 
 def build_registry(catalogue: Catalogue, runtime: HttpRuntime, package_dir: Path | None) -> ToolRegistry:
+    """The operations' tools, changed by the package's hooks, then the workflows' tools (whose steps
+    call operations through the call core, so a hook's change to a tool does not reach them; a
+    workflow whose step tool a hook removed is not served)."""
     registry = ToolRegistry(tools_from_catalogue(catalogue, runtime))
     if package_dir is not None:
         apply_hooks(package_dir, registry, runtime)
+    if catalogue.workflows:
+        from bridge.workflows.tools import workflow_tools
+
+        for tool in workflow_tools(catalogue, runtime, registry)[0]:
+            registry.add(tool)
     return registry
 
 
@@ -248,7 +256,11 @@ def build_bridge_server(
         from bridge.stubsource import stub_source
 
         code = CodeMode(
-            catalogue, registry, runtime, stub_source(package_dir, catalogue.tools), Sandbox(sandbox or SandboxLimits())
+            catalogue,
+            registry,
+            runtime,
+            stub_source(package_dir, stub_entries(catalogue)),
+            Sandbox(sandbox or SandboxLimits()),
         )
         served = code_registry(code)
     else:

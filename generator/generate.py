@@ -11,7 +11,7 @@ from bridge.catalogue import Catalogue
 from generator.catalogue import assemble_catalogue
 from generator.ir import Api
 from generator.issues import GenerationError, Issue, Level
-from generator.load import LoadedSpec, load_spec
+from generator.load import LoadedSpec, SpecError, load_spec
 from generator.options import GenerateOptions
 from generator.overlays.document import Overlay, load_overlays
 from generator.parse import parse_api
@@ -19,6 +19,8 @@ from generator.render import DEFAULT_RUN, RunCommand, manifest_tools, render_pac
 from generator.shape import shape_api
 from generator.unsatisfiable import impossible_parts
 from generator.workers import Worker
+from generator.workflows.build import build_workflows
+from generator.workflows.document import ArazzoDocument, load_arazzo
 from generator.write import PackageDiff, check_target, write_package
 
 DEFAULT_OUTPUT_ROOT = Path("generated")
@@ -134,10 +136,30 @@ def finish_catalogue(api: Api, options: GenerateOptions) -> Catalogue:
     return assemble_catalogue(api, shape_api(api, options), mode=options.mode)
 
 
+def with_workflows(
+    catalogue: Catalogue, api: Api, source: str, options: GenerateOptions
+) -> tuple[Catalogue, list[Issue], tuple[ArazzoDocument, ...]]:
+    """``catalogue`` with the workflows of ``options.workflows`` (Arazzo documents) as tools."""
+    if not options.workflows:
+        return catalogue, [], ()
+    documents, problems = [], []
+    for path in options.workflows:
+        try:
+            documents.append(load_arazzo(path))
+        except SpecError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise SpecError(problems)
+    entries, issues = build_workflows(documents, api, catalogue, source, options)
+    return catalogue.model_copy(update={"workflows": entries}), issues, tuple(documents)
+
+
 def build_catalogue(source: str, options: GenerateOptions) -> tuple[Catalogue, tuple[Issue, ...]]:
     """Generation in memory, for ``mcp-bridge serve spec.yaml``."""
     _, api = build_api(source, options)
-    return finish_catalogue(api, options), api.issues
+    catalogue, issues, _ = with_workflows(finish_catalogue(api, options), api, source, options)
+    api = _settle_issues(replace(api, issues=(*api.issues, *issues)), (), strict=options.strict)
+    return catalogue, api.issues
 
 
 def _empty_issue(api: Api, options: GenerateOptions, document: object) -> Issue | None:
@@ -205,7 +227,7 @@ def generate(
         if empty is not None and empty.level is Level.ERROR:
             raise GenerationError([*loaded.issues, *api.issues, empty])
         step("render")
-        catalogue = finish_catalogue(api, options)
+        catalogue, flow_issues, documents = with_workflows(finish_catalogue(api, options), api, source, options)
         if run.absolute:
             run = replace(run, package=str(target.resolve()))
         package = render_package(
@@ -215,14 +237,20 @@ def generate(
             spec_sha256=loaded.sha256,
             run=run,
             overlays=tuple((Path(o.source).name, o.sha256) for o in overlays),
+            workflows=tuple((doc.name, doc.sha256) for doc in documents),
         )
         load_issues = background.issues(loaded) if background is not None else loaded.issues
     except BaseException:
         if background is not None:
             background.cancel()
         raise
-    extra = [*package.issues, *_unsatisfiable_issues(catalogue), *([empty] if empty is not None else [])]
+    extra = [
+        *flow_issues,
+        *package.issues,
+        *_unsatisfiable_issues(catalogue),
+        *([empty] if empty is not None else []),
+    ]
     api = _settle_issues(replace(api, issues=(*api.issues, *extra)), load_issues, strict=options.strict)
     step("write")
-    diff = write_package(package, target, new_manifest_tools=manifest_tools(api))
+    diff = write_package(package, target, new_manifest_tools=manifest_tools(api, catalogue))
     return GenerateResult(api=api, out_dir=target, diff=diff, issues=api.issues, catalogue=catalogue)

@@ -91,7 +91,10 @@ class _Run:
             source = self.select(index, action["copy"])
             if len(source) != 1:
                 raise SpecError(
-                    [f"{self.where(index, 'copy')}: {action['copy'][:200]!r} must select one node; it selects {len(source)}"]
+                    [
+                        f"{self.where(index, 'copy')}: {action['copy'][:200]!r} must select one node; "
+                        f"it selects {len(source)}"
+                    ]
                 )
             self.update(index, found, copy.deepcopy(source[0][1]))
 
@@ -148,7 +151,7 @@ class _Run:
             elif self.overlay.version >= (1, 1) and not isinstance(value, dict | list):
                 parent = _at(self.document, location[:-1]) if location else None
                 if isinstance(parent, dict | list):
-                    parent[location[-1]] = copy.deepcopy(value)  # type: ignore[index]
+                    parent[location[-1]] = copy.deepcopy(value)
             else:
                 kind = "null" if node is None else type(node).__name__.replace("str", "string")
                 self.warn(

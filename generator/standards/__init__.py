@@ -1,4 +1,4 @@
-"""The companion standards' JSON Schemas (Overlay 1.0 and 1.1, Arazzo 1.0) and one way to check a document against them."""
+"""The companion standards' JSON Schemas (Overlay 1.0 and 1.1, Arazzo 1.0), and checking a document against them."""
 
 from __future__ import annotations
 
