@@ -250,7 +250,11 @@ class OperationCall:
                         f"{self.operation}: the credential a workflow step gives for {use.scheme} holds characters "
                         "that cannot be sent (line breaks, control or non-ASCII characters)."
                     )
-                self.runtime.credentials.remember_token(value)  # redacted from now on, like any credential
+                # Redacted from now on, like any credential: the value, and the token of "Bearer <token>".
+                self.runtime.credentials.remember_token(value)
+                scheme_word, _, token = value.partition(" ")
+                if token and scheme_word.isalpha():
+                    self.runtime.credentials.remember_token(token.strip())
                 if scheme.type == "apiKey" and scheme.location == "query":
                     query.append((scheme.param_name or "", value))
                 elif scheme.type == "apiKey" and scheme.location == "cookie":
