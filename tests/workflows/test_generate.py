@@ -211,7 +211,8 @@ def test_huge_and_deep_hostile_documents_are_refused_quickly(tmp_path: Path) -> 
     huge = {f"k{i}": "$inputs.x" for i in range(20_000)}
     document = arazzo(
         _one_step(operationId="createOrder", requestBody={"payload": {"itemId": 1, "note": deep}}),
-        {"workflowId": "w2", "steps": [{"stepId": "s", "operationId": "createOrder", "requestBody": {"payload": huge}}]},
+        {"workflowId": "w2", "steps": [{"stepId": "s", "operationId": "createOrder",
+                                        "requestBody": {"payload": huge}}]},
         {"workflowId": "w3", "steps": [{"stepId": "s", "operationId": "getItem",
                                         "successCriteria": [{"condition": "(" * 5000 + "1" + ")" * 5000}]}]},
     )  # fmt: skip
