@@ -214,7 +214,9 @@ def generate(
     for issue in result.issues:
         if issue.level is Level.WARNING:
             _err(str(issue))
-    click.echo(f"Wrote {result.out_dir} ({len(result.api.operations)} tools from {spec})")
+    flows = len(result.catalogue.workflows) if result.catalogue is not None else 0
+    made = f"{len(result.api.operations)} tools" + (f" and {flows} workflow tools" if flows else "")
+    click.echo(f"Wrote {result.out_dir} ({made} from {spec})")
     if result.catalogue is not None and options.mode == "tools":
         _discovery_hint(result.catalogue, result.out_dir)
     if not result.diff.first_write and result.diff.changed:
