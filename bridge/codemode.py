@@ -25,7 +25,7 @@ import math
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import mcp_types
@@ -43,7 +43,9 @@ from bridge.stubsource import StubSource
 from bridge.tools import Tool, ToolContext, ToolRegistry
 from bridge.trim import TrimSettings, trim_result
 from bridge.validation import ArgumentValidator
-from bridge.workflows.runner import WorkflowRunner
+
+if TYPE_CHECKING:
+    from bridge.workflows.runner import WorkflowRunner
 
 __all__ = ["RUN_CODE", "RUN_QUERY", "SEARCH", "CodeMode", "code_instructions", "code_registry"]
 
@@ -167,6 +169,8 @@ class CodeMode:
         """Workflows are functions too (typed in the stubs), run by the workflow runner."""
         if not catalogue.workflows:
             return
+        from bridge.workflows.runner import WorkflowRunner  # JSONPath and the runner: only when there are workflows
+
         runner = WorkflowRunner(catalogue, runtime)
         entries = {entry.name: entry for entry in stub_entries(catalogue)}
         for flow in catalogue.workflows:
