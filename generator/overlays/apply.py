@@ -31,7 +31,7 @@ from generator.overlays.document import Overlay
 
 __all__ = ["MAX_ADDED_NODES", "QUERY_SECONDS", "VISITS_PER_NODE", "apply_overlays"]
 
-VISITS_PER_NODE = 8  # a few descendant segments and filters; a query cubic in the document is cut
+VISITS_PER_NODE = 4  # a descendant segment with a filter takes ~2.6; a query quadratic in the document is cut
 MIN_VISITS = 200_000  # small documents get room for any reasonable query
 QUERY_SECONDS = 30.0
 MAX_ADDED_NODES = 2_000_000  # what one overlay's updates may add, copies for every match included
