@@ -40,8 +40,13 @@ def _median_cpu(work: Callable[[], Any], runs: int = RUNS) -> float:
 
 
 def _flows() -> dict[str, Any]:
-    step = {"stepId": "a", "operationId": "getItem", "parameters": [{"name": "id", "in": "path", "value": "$inputs.id"}],
-            "successCriteria": [{"condition": "$statusCode == 200"}], "outputs": {"name": "$response.body#/name"}}  # fmt: skip
+    step = {
+        "stepId": "a",
+        "operationId": "getItem",
+        "parameters": [{"name": "id", "in": "path", "value": "$inputs.id"}],
+        "successCriteria": [{"condition": "$statusCode == 200"}],
+        "outputs": {"name": "$response.body#/name"},
+    }
     three = [dict(step, stepId=s) for s in ("a", "b", "c")]
     inputs = {"type": "object", "properties": {"id": {"type": "integer"}}}
     return {

@@ -107,7 +107,8 @@ def render_package(
         target = package.user_files if name == "hooks.py" else package.files
         target[name] = text.encode("utf-8")
     package.files[CATALOGUE_FILE] = catalogue_json(catalogue)
-    package.files[REQUIREMENTS_FILE] = requirements_txt(catalogue.mode, workflows=bool(catalogue.workflows)).encode("utf-8")
+    requirements = requirements_txt(catalogue.mode, workflows=bool(catalogue.workflows))
+    package.files[REQUIREMENTS_FILE] = requirements.encode("utf-8")
     stubs, notes = stubs_with_warnings(list(stub_entries(catalogue)))
     for note in notes:
         package.issues.append(Issue(Level.WARNING, STUBS_FILE, note))

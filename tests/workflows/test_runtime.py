@@ -325,3 +325,57 @@ async def test_a_workflow_needs_every_scope_of_its_steps_unlisted_and_uncallable
     assert refused.is_error and "orders:write" in text(refused)
     assert not allowed.is_error
     assert [r.target for r in fake.requests] == ["/items/7"]
+
+
+async def test_depends_on_runs_first_and_goto_a_workflow_hands_over_to_it(tmp_path: Path) -> None:
+    first = {
+        "workflowId": "first",
+        "steps": [{"stepId": "list", "operationId": "listItems", "outputs": {"top": "$response.body#/0/id"}}],
+        "outputs": {"top": "$steps.list.outputs.top"},
+    }
+    main = {
+        "workflowId": "main",
+        "dependsOn": ["first"],
+        "inputs": {"type": "object", "properties": {"id": {"type": "integer"}}},
+        "steps": [
+            {
+                "stepId": "item",
+                "operationId": "getItem",
+                "parameters": [{"name": "id", "in": "path", "value": "$workflows.first.outputs.top"}],
+                "onSuccess": [{"name": "hand-over", "type": "goto", "workflowId": "poll"}],
+                "outputs": {"name": "$response.body#/name"},
+            },
+            {"stepId": "never", "operationId": "cancelOrder", "parameters": [{"name": "id", "in": "path", "value": 1}]},
+        ],
+        "outputs": {"name": "$steps.item.outputs.name", "polled": "$workflows.poll.outputs.status"},
+    }
+    fake, _ = shop()
+    async with served(tmp_path, arazzo(first, main, GOTO), fake) as client:
+        result = await client.call_tool("main", {"id": 41})  # `poll` gets the inputs it declares
+    assert not result.is_error, text(result)
+    assert result.structured_content == {"name": "lamp", "polled": "done"}
+    assert [f"{r.method} {r.target}" for r in fake.requests][:2] == ["GET /items", "GET /items/7"]
+    assert "DELETE /orders/1" not in [f"{r.method} {r.target}" for r in fake.requests]
+
+
+async def test_a_retry_may_run_another_step_first(tmp_path: Path) -> None:
+    flow = {
+        "workflowId": "refresh",
+        "steps": [
+            {
+                "stepId": "look",
+                "operationId": "getOrder",
+                "parameters": [{"name": "id", "in": "path", "value": 41}],
+                "successCriteria": [{"condition": "$response.body#/status == 'done'"}],
+                "onFailure": [{"name": "nudge", "type": "retry", "stepId": "nudge", "retryLimit": 2}],
+                "outputs": {"status": "$response.body#/status"},
+            },
+            {"stepId": "nudge", "operationId": "listItems"},
+        ],
+        "outputs": {"status": "$steps.look.outputs.status"},
+    }
+    fake, _ = shop(["new"])
+    async with served(tmp_path, arazzo(flow), fake) as client:
+        result = await client.call_tool("refresh", {})
+    assert result.structured_content == {"status": "done"}
+    assert [r.target for r in fake.requests] == ["/orders/41", "/items", "/orders/41", "/items"]
