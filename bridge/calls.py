@@ -33,6 +33,7 @@ import mcp_types
 from bridge.catalogue import SchemeUse, SecurityScheme, ToolEntry
 from bridge.credentials import CredentialParts
 from bridge.errors import CredentialsError, ToolError, UpstreamStatusError, UpstreamTimeout
+from bridge.header_values import HEADER_SAFE
 from bridge.json_text import parse_json
 from bridge.media_types import decode_text
 from bridge.redact import mask_before_decoding
@@ -110,6 +111,9 @@ class CallContext:
     cancelled: anyio.Event = field(default_factory=anyio.Event)
     progress: ProgressReporter = _no_progress
     trace: Mapping[str, str] = field(default_factory=dict)
+    # Credentials a workflow step supplies (security scheme -> value, e.g. a session token a login
+    # step returned): they replace the operator's for those schemes on this call only.
+    supplied: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_tool(cls, ctx: ToolContext, *, identity: Identity | None = None) -> CallContext:
@@ -216,6 +220,9 @@ class OperationCall:
         or OpenID Connect scheme gets a token exchanged for that user (its other schemes, e.g. an
         API key, still come from the operator); otherwise the operator's own credentials apply.
         """
+        if context.supplied:
+            parts = await self._supplied_parts(context.supplied)
+            return prepared.with_credentials(parts), parts
         identity, exchanger, scopes = context.identity, self.runtime.exchanger, self._exchange_scopes(context)
         if identity is not None and not identity.token and exchanger is not None and self._caller_alternative:
             # Acting as the operator instead would hand a caller with no user identity the
@@ -237,6 +244,46 @@ class OperationCall:
             return prepared.with_credentials(parts), parts
         parts = await self.runtime.credentials.for_operation(self.entry.binding.security)
         return prepared.with_credentials(parts), parts
+
+    async def _supplied_parts(self, supplied: Mapping[str, str]) -> CredentialParts:
+        """The first security alternative using a supplied scheme: those values, the rest the operator's."""
+        schemes = self.runtime.credentials.schemes
+        for alternative in self.entry.binding.security:
+            if not any(use.scheme in supplied for use in alternative):
+                continue
+            others = tuple(use for use in alternative if use.scheme not in supplied)
+            base = await self.runtime.credentials.for_operation((others,)) if others else CredentialParts()
+            headers, query, cookies = list(base.headers), list(base.query), list(base.cookies)
+            for use in alternative:
+                value = supplied.get(use.scheme)
+                scheme = schemes.get(use.scheme)
+                if value is None or scheme is None:
+                    continue
+                if not HEADER_SAFE.fullmatch(value):
+                    raise CredentialsError(
+                        f"{self.operation}: the credential a workflow step gives for {use.scheme} holds characters "
+                        "that cannot be sent (line breaks, control or non-ASCII characters)."
+                    )
+                # Redacted from now on, like any credential: the value, and the token of "Bearer <token>".
+                self.runtime.credentials.remember_token(value)
+                scheme_word, _, token = value.partition(" ")
+                if token and scheme_word.isalpha():
+                    self.runtime.credentials.remember_token(token.strip())
+                if scheme.type == "apiKey" and scheme.location == "query":
+                    query.append((scheme.param_name or "", value))
+                elif scheme.type == "apiKey" and scheme.location == "cookie":
+                    cookies.append((scheme.param_name or "", value))
+                else:
+                    name = scheme.param_name if scheme.type == "apiKey" else "Authorization"
+                    headers.append((name or "Authorization", value))
+            return dataclasses.replace(
+                base,
+                headers=tuple(headers),
+                query=tuple(query),
+                cookies=tuple(cookies),
+                schemes=tuple(use.scheme for use in alternative),
+            )
+        raise CredentialsError(f"{self.operation} does not use the credential the workflow step gives.")
 
     def _exchange_scopes(self, context: CallContext) -> tuple[str, ...] | None:
         """The scopes to exchange the caller's token for, or None when this call uses no exchange."""
@@ -297,9 +344,18 @@ class OperationCall:
     # ----------------------------------------------------------------------------- the call
 
     async def respond(
-        self, arguments: Mapping[str, Any] | None, context: CallContext, *, validated: bool = False
+        self,
+        arguments: Mapping[str, Any] | None,
+        context: CallContext,
+        *,
+        validated: bool = False,
+        raise_status: bool = True,
     ) -> UpstreamResponse:
-        """Steps 1-5; the success answer as the upstream layer holds it. One audit line per call."""
+        """Steps 1-5; the success answer as the upstream layer holds it. One audit line per call.
+
+        ``raise_status=False`` (workflow steps, whose criteria judge the status): a 4xx/5xx answer
+        is returned too, after what step 5 does besides raising (a 401 drops the cached token).
+        """
         redact = self.runtime.credentials.redact
         started = time.monotonic()
         status = "error"
@@ -310,7 +366,13 @@ class OperationCall:
                 response = await self.send(prepared, context)
             status = str(response.status)
             await self.check_contract(response)
-            self.check_status(response, parts, context)
+            if raise_status:
+                self.check_status(response, parts, context)
+            elif response.status >= 400:
+                try:
+                    self.check_status(response, parts, context)
+                except ApiError:
+                    pass  # the caller judges the status; the cached token was dropped all the same
             return response
         except UpstreamStatusError as exc:
             raise ApiError(redact(str(exc)), status=exc.status) from None
@@ -349,9 +411,15 @@ class OperationCall:
             )
 
     async def __call__(
-        self, arguments: Mapping[str, Any] | None, context: CallContext, *, validated: bool = False
+        self,
+        arguments: Mapping[str, Any] | None,
+        context: CallContext,
+        *,
+        validated: bool = False,
+        raise_status: bool = True,
     ) -> ApiResponse:
-        response = await self.respond(arguments, context, validated=validated)
+        """Steps 1-5 and the body as (redacted) JSON data; ``raise_status=False``: any status."""
+        response = await self.respond(arguments, context, validated=validated, raise_status=raise_status)
         redact = self.runtime.credentials.redact
         if len(response.content) > OFF_LOOP_BYTES:  # parsing and redacting a big body: off the event loop
             data = await anyio.to_thread.run_sync(_body_data, response.content, redact, response.content_type)

@@ -216,6 +216,91 @@ class ToolEntry:
         return f"{self.binding.method} {self.binding.path}"
 
 
+# --- workflows (Arazzo 1.0) ---------------------------------------------------------------------
+# Values below (`value`, `payload`) are JSON as the Arazzo document wrote them: a string that starts
+# with a runtime expression root ($inputs, $steps, ...) is one expression, and `{$...}` inside other
+# strings are embedded ones (bridge/workflows/expressions.py). The generator has parsed and checked
+# every one of them; the runtime parses them again when it starts, and refuses to start on a bad one.
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class WorkflowCriterion:
+    condition: str
+    context: str | None = None  # the expression regex and jsonpath conditions apply to
+    type: Literal["simple", "regex", "jsonpath"] = "simple"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class WorkflowAction:
+    """An ``onSuccess`` / ``onFailure`` action, reusable references resolved."""
+
+    name: str
+    type: Literal["end", "goto", "retry"]
+    step: str | None = None  # a stepId of the same workflow (goto; retry: run it, then retry)
+    workflow: str | None = None  # a workflow id of this catalogue (goto; retry: run it, then retry)
+    retry_after: float | None = None  # seconds (retry)
+    retry_limit: int | None = None  # retries at most (retry; None: one)
+    criteria: tuple[WorkflowCriterion, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class StepInput:
+    """A value a step gives: an operation argument, a nested workflow's input, or a credential."""
+
+    name: str  # argument name, input name, or security scheme name (credential)
+    value: Any = None
+    kind: Literal["argument", "input", "credential"] = "argument"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class PayloadReplacement:
+    target: str  # a JSON pointer into the payload
+    value: Any = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class StepBody:
+    payload: Any = None
+    content_type: str | None = None
+    replacements: tuple[PayloadReplacement, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class WorkflowStep:
+    """One step: an operation of this catalogue (``tool``) or another workflow (``workflow``)."""
+
+    step_id: str
+    tool: str | None = None
+    workflow: str | None = None
+    inputs: tuple[StepInput, ...] = ()
+    body: StepBody | None = None
+    success: tuple[WorkflowCriterion, ...] = ()  # empty: any status below 400 is a success
+    on_success: tuple[WorkflowAction, ...] = ()
+    on_failure: tuple[WorkflowAction, ...] = ()
+    outputs: dict[str, str] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class WorkflowEntry:
+    """One Arazzo workflow, served as one tool (bridge/workflows/tools.py)."""
+
+    name: str  # the tool name
+    workflow_id: str
+    source: str  # the Arazzo document's file name
+    title: str | None = None
+    description: str
+    input_schema: JsonSchema
+    output_schema: JsonSchema | None = None
+    annotations: ToolAnnotationsSpec
+    steps: tuple[WorkflowStep, ...]
+    outputs: dict[str, str] = Field(default_factory=dict)
+    depends_on: tuple[str, ...] = ()  # workflow ids run first
+
+    @property
+    def operation(self) -> str:
+        return f"workflow {self.workflow_id}"
+
+
 ServeMode = Literal["tools", "discovery", "code"]
 
 
@@ -236,3 +321,26 @@ class Catalogue(BaseModel):
     # Descriptions of arguments that mean the same in many tools, said once (in the server's
     # instructions) instead of in every tool: argument name -> description.
     shared_arguments: dict[str, str] = Field(default_factory=dict)
+    # Arazzo workflows, one tool each, whose steps call the tools above (absent when there are none).
+    workflows: tuple[WorkflowEntry, ...] = ()
+
+
+def stub_entries(catalogue: Catalogue) -> tuple[ToolEntry, ...]:
+    """The entries api.pyi and code mode type as functions: every tool, then every workflow.
+
+    A workflow is given as a tool entry whose binding names it (``WORKFLOW <id>``), which is all
+    the stub renderer reads of a binding; the order is the same everywhere, so function names match.
+    """
+    workflows = tuple(
+        ToolEntry(
+            name=flow.name,
+            title=flow.title,
+            description=flow.description,
+            input_schema=flow.input_schema,
+            output_schema=flow.output_schema,
+            annotations=flow.annotations,
+            binding=HttpBinding(method="WORKFLOW", path=flow.workflow_id),
+        )
+        for flow in catalogue.workflows
+    )
+    return catalogue.tools + workflows

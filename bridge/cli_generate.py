@@ -79,8 +79,24 @@ def _read_config(path: Path | None) -> dict[str, Any]:
     "config_path",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="YAML/JSON file with per-operation overrides: {operations: {<operationId or 'METHOD /path'>: "
-    "{name, annotations, exclude, output: {fields, max_items, max_string, max_bytes}, bind}}}, and "
-    "bind: {<parameter>: env:VAR or a fixed value} for every operation.",
+    "{name, annotations, exclude, output: {fields, max_items, max_string, max_bytes}, bind}}}, "
+    "bind: {<parameter>: env:VAR or a fixed value} for every operation, and overlays: / workflows: [files].",
+)
+@click.option(
+    "--overlay",
+    "overlay_paths",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="OpenAPI Overlay (1.0/1.1) applied to the spec before anything reads it (repeatable, applied in order, "
+    "after the config's `overlays:`).",
+)
+@click.option(
+    "--workflows",
+    "workflow_paths",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Arazzo 1.0 document whose workflows become tools, one per workflow (repeatable; also `workflows:` "
+    "in the config).",
 )
 @click.option(
     "--mode",
@@ -130,6 +146,8 @@ def generate(
     allow_remote_refs: bool,
     no_models: bool,
     config_path: Path | None,
+    overlay_paths: tuple[str, ...],
+    workflow_paths: tuple[str, ...],
     mode: str,
     no_output_schemas: bool,
     no_compact: bool,
@@ -163,6 +181,8 @@ def generate(
         read_only=read_only,
         strict=strict,
         allow_remote_refs=allow_remote_refs,
+        overlays=(*_config_paths(config, "overlays", config_path), *overlay_paths),
+        workflows=(*_config_paths(config, "workflows", config_path), *workflow_paths),
         overrides=dict(config.get("operations") or {}),
         bindings=dict(config.get("bind") or {}),
         mode="discovery" if mode == "discovery" else ("code" if mode == "code" else "tools"),
@@ -194,13 +214,28 @@ def generate(
     for issue in result.issues:
         if issue.level is Level.WARNING:
             _err(str(issue))
-    click.echo(f"Wrote {result.out_dir} ({len(result.api.operations)} tools from {spec})")
+    flows = len(result.catalogue.workflows) if result.catalogue is not None else 0
+    made = f"{len(result.api.operations)} tools" + (f" and {flows} workflow tools" if flows else "")
+    click.echo(f"Wrote {result.out_dir} ({made} from {spec})")
     if result.catalogue is not None and options.mode == "tools":
         _discovery_hint(result.catalogue, result.out_dir)
     if not result.diff.first_write and result.diff.changed:
         click.echo("Changes since the last generation:")
         for line in result.diff.lines():
             click.echo(f"  {line}")
+
+
+def _config_paths(config: dict[str, Any], key: str, config_path: Path | None) -> tuple[str, ...]:
+    """``overlays:`` / ``workflows:`` of the config: file paths, relative to the config's folder."""
+    value = config.get(key)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise click.UsageError(f"config {config_path}: `{key}:` must be a list of file paths")
+    base = config_path.parent if config_path is not None else Path()
+    return tuple(str(base / item) for item in value)
 
 
 def _env_prefix(value: str | None) -> str | None:

@@ -122,6 +122,20 @@ def forwarded_networks(value: str) -> tuple[str, ...]:
 @click.option("--no-output-schemas", is_flag=True, help="Advertise no output schemas (saves tokens and bytes).")
 @click.option("--spec", "spec_path", help="The spec a package was generated from (for --validate-responses).")
 @click.option(
+    "--overlay",
+    "overlays",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="A spec TARGET: an OpenAPI Overlay applied to it in memory first (repeatable, in order).",
+)
+@click.option(
+    "--workflows",
+    "workflows",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="A spec TARGET: an Arazzo document whose workflows are served as tools (repeatable).",
+)
+@click.option(
     "--retries",
     type=click.IntRange(0, 10),
     default=0,
@@ -224,6 +238,8 @@ def serve(
     max_argument_bytes: int,
     no_output_schemas: bool,
     spec_path: str | None,
+    overlays: tuple[str, ...],
+    workflows: tuple[str, ...],
     retries: int,
     max_concurrent_calls: int | None,
     max_queue_wait: float | None,
@@ -302,6 +318,8 @@ def serve(
         output_schemas=not no_output_schemas,
         max_argument_bytes=max_argument_bytes,
         spec=spec_path,
+        overlays=overlays,
+        workflows=workflows,
         auth=auth,
         max_sessions=max_sessions,
         max_sessions_per_client=max_sessions_per_client,

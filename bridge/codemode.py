@@ -18,17 +18,18 @@ trimmed with the normal result budget and returned as structured content and JSO
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import mcp_types
 
 from bridge.calls import ApiError, CallContext, OperationCall, current_identity
-from bridge.catalogue import Catalogue, ToolEntry
+from bridge.catalogue import Catalogue, ToolEntry, WorkflowEntry, stub_entries
 from bridge.discovery import Discovery, _hints, _summary
 from bridge.errors import ToolError
 from bridge.http_tools import HttpRuntime
@@ -38,6 +39,10 @@ from bridge.scopes import allows, caller_scopes
 from bridge.stubs import PRELUDE, argument_map, function_names
 from bridge.stubsource import StubSource
 from bridge.tools import Tool, ToolContext, ToolRegistry
+from bridge.validation import ArgumentValidator
+
+if TYPE_CHECKING:
+    from bridge.workflows.runner import WorkflowRunner
 
 __all__ = ["RUN_CODE", "RUN_QUERY", "SEARCH", "CodeMode", "code_instructions", "code_registry"]
 
@@ -55,12 +60,38 @@ _SEARCH_HINTS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint
 _QUERY_HINTS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": True}
 
 
+class _Call(Protocol):
+    """An operation's call core, or a workflow's run: what a program's function awaits."""
+
+    async def __call__(self, arguments: Mapping[str, Any], context: CallContext) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _WorkflowCall:
+    """A workflow as a program's function: validated like its tool, run through the same runner."""
+
+    runner: WorkflowRunner
+    flow: WorkflowEntry
+    validator: ArgumentValidator
+
+    async def __call__(self, arguments: Mapping[str, Any], context: CallContext) -> Any:
+        args = self.validator.validate(self.flow.name, arguments, apply_defaults=True)
+        return _Data(
+            await self.runner.run(self.flow.workflow_id, args, dataclasses.replace(context, deadline=context.deadline))
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Data:
+    data: Any
+
+
 @dataclass(frozen=True, slots=True)
 class _Operation:
     function: str  # its Python name in programs and stubs
     entry: ToolEntry
     tool: Tool
-    call: OperationCall
+    call: _Call
     names: Mapping[str, str]  # Python name -> argument name
 
     @property
@@ -91,7 +122,7 @@ class CodeMode:
         self.stubs = stubs
         self.sandbox = sandbox
         # Named over the whole catalogue, as api.pyi names them.
-        functions = {tool: py for py, tool in function_names(e.name for e in catalogue.tools).items()}
+        functions = {tool: py for py, tool in function_names(e.name for e in stub_entries(catalogue)).items()}
         self._operations: dict[str, _Operation] = {}
         self._by_tool: dict[str, str] = {}
         for entry in catalogue.tools:
@@ -104,9 +135,31 @@ class CodeMode:
                 function, entry, tool, OperationCall(entry, runtime), argument_map(entry.input_schema, skip)
             )
             self._by_tool[entry.name] = function
+        self._add_workflows(catalogue, registry, runtime, functions)
         served = ToolRegistry([op.tool for op in self._operations.values()])
         tags = {e.name: e.tags for e in catalogue.tools if e.tags}
         self.discovery = Discovery(served, tags=tags, shared_arguments=catalogue.shared_arguments)
+
+    def _add_workflows(
+        self, catalogue: Catalogue, registry: ToolRegistry, runtime: HttpRuntime, functions: Mapping[str, str]
+    ) -> None:
+        """Workflows are functions too (typed in the stubs), run by the workflow runner."""
+        if not catalogue.workflows:
+            return
+        from bridge.workflows.runner import WorkflowRunner  # JSONPath and the runner: only when there are workflows
+
+        runner = WorkflowRunner(catalogue, runtime)
+        entries = {entry.name: entry for entry in stub_entries(catalogue)}
+        for flow in catalogue.workflows:
+            tool = registry.get(flow.name)
+            if tool is None:
+                continue  # not served (a step's tool was removed)
+            function = functions[flow.name]
+            call = _WorkflowCall(runner, flow, ArgumentValidator({flow.name: flow.input_schema}))
+            self._operations[function] = _Operation(
+                function, entries[flow.name], tool, call, argument_map(flow.input_schema)
+            )
+            self._by_tool[flow.name] = function
 
     def __len__(self) -> int:
         return len(self._operations)

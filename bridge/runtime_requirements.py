@@ -31,14 +31,18 @@ MODE_REQUIREMENTS: dict[str, tuple[str, ...]] = {
 }
 
 
-def requirements(mode: str = "tools") -> tuple[str, ...]:
-    return (*RUNTIME_REQUIREMENTS, *MODE_REQUIREMENTS.get(mode, ()))
+# What Arazzo workflows need beyond that: RFC 9535 JSONPath for their criteria (bridge/json_path.py).
+WORKFLOW_REQUIREMENTS: tuple[str, ...] = ("python-jsonpath==2.2.2",)
 
 
-def requirements_txt(mode: str = "tools") -> str:
+def requirements(mode: str = "tools", *, workflows: bool = False) -> tuple[str, ...]:
+    return (*RUNTIME_REQUIREMENTS, *MODE_REQUIREMENTS.get(mode, ()), *(WORKFLOW_REQUIREMENTS if workflows else ()))
+
+
+def requirements_txt(mode: str = "tools", *, workflows: bool = False) -> str:
     """The ``requirements.txt`` written beside a generated package (for its default mode)."""
     header = (
         "# What `mcp-bridge serve` needs for this package, without the generator's libraries:\n"
         "#   pip install --no-deps mcp-bridge && pip install -r requirements.txt\n"
     )
-    return header + "".join(f"{line}\n" for line in requirements(mode))
+    return header + "".join(f"{line}\n" for line in requirements(mode, workflows=workflows))

@@ -18,7 +18,7 @@ from mcp.server.lowlevel import Server
 
 from bridge.argument_size import DEFAULT_MAX_ARGUMENT_BYTES
 from bridge.auth_options import ExchangeOptions
-from bridge.catalogue import Catalogue, ServeMode
+from bridge.catalogue import Catalogue, ServeMode, stub_entries
 from bridge.client_auth import ClientAuth, ClientTokenVerifier
 from bridge.discovery import CALL as DISCOVERY_CALL
 from bridge.discovery import discovery_instructions, discovery_registry
@@ -63,6 +63,9 @@ class ServeOptions:
     output_schemas: bool = True  # False: tools advertise no output schema (results are unchanged)
     trim: TrimSettings | None = field(default_factory=TrimSettings)  # None: results are not trimmed
     spec: str | None = None  # the spec a package was generated from, for validate_responses
+    # A spec target: Overlay documents applied to it in memory, and Arazzo documents served as tools.
+    overlays: tuple[str, ...] = ()
+    workflows: tuple[str, ...] = ()
     auth: ClientAuth | None = None  # HTTP: bearer authentication of MCP clients
     max_sessions: int = DEFAULT_MAX_SESSIONS  # HTTP, stateful: open sessions at most
     max_sessions_per_client: int = DEFAULT_MAX_PER_CLIENT
@@ -77,15 +80,22 @@ class ServeOptions:
     sandbox: SandboxLimits = field(default_factory=SandboxLimits)  # code mode: per-program limits
 
 
-def load_target(target: str) -> tuple[Catalogue, Path | None]:
-    """A package folder gives its catalogue; a spec file is generated in memory."""
+def load_target(
+    target: str, *, overlays: tuple[str, ...] = (), workflows: tuple[str, ...] = ()
+) -> tuple[Catalogue, Path | None]:
+    """A package folder gives its catalogue; a spec file is generated in memory (with ``overlays``
+    applied and ``workflows`` made tools)."""
     path = Path(target)
     if path.is_dir():
+        if overlays or workflows:
+            raise BridgeError(
+                "--overlay and --workflows apply to a spec; a package has them already (generate it with them)"
+            )
         return load_catalogue(path), path
     from generator.generate import build_catalogue
     from generator.options import GenerateOptions
 
-    catalogue, issues = build_catalogue(target, GenerateOptions())
+    catalogue, issues = build_catalogue(target, GenerateOptions(overlays=overlays, workflows=workflows))
     for issue in issues:
         logger.warning("%s", issue)
     return catalogue, None
@@ -182,9 +192,17 @@ def response_contract(target: str, options: ServeOptions) -> ResponseContract | 
 
 
 def build_registry(catalogue: Catalogue, runtime: HttpRuntime, package_dir: Path | None) -> ToolRegistry:
+    """The operations' tools, changed by the package's hooks, then the workflows' tools (whose steps
+    call operations through the call core, so a hook's change to a tool does not reach them; a
+    workflow whose step tool a hook removed is not served)."""
     registry = ToolRegistry(tools_from_catalogue(catalogue, runtime))
     if package_dir is not None:
         apply_hooks(package_dir, registry, runtime)
+    if catalogue.workflows:
+        from bridge.workflows.tools import workflow_tools
+
+        for tool in workflow_tools(catalogue, runtime, registry)[0]:
+            registry.add(tool)
     return registry
 
 
@@ -239,7 +257,11 @@ def build_bridge_server(
         from bridge.stubsource import stub_source
 
         code = CodeMode(
-            catalogue, registry, runtime, stub_source(package_dir, catalogue.tools), Sandbox(sandbox or SandboxLimits())
+            catalogue,
+            registry,
+            runtime,
+            stub_source(package_dir, stub_entries(catalogue)),
+            Sandbox(sandbox or SandboxLimits()),
         )
         served = code_registry(code)
     else:
@@ -320,7 +342,7 @@ def serve_target(target: str, options: ServeOptions) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
         with long_lived_objects():
-            catalogue, package_dir = load_target(target)
+            catalogue, package_dir = load_target(target, overlays=options.overlays, workflows=options.workflows)
             if not options.output_schemas:
                 catalogue = without_output_schemas(catalogue)
             runtime = build_runtime(catalogue, options, contract=response_contract(target, options))

@@ -11,13 +11,16 @@ from bridge.catalogue import Catalogue
 from generator.catalogue import assemble_catalogue
 from generator.ir import Api
 from generator.issues import GenerationError, Issue, Level
-from generator.load import LoadedSpec, load_spec
+from generator.load import LoadedSpec, SpecError, load_spec
 from generator.options import GenerateOptions
+from generator.overlays.document import Overlay, load_overlays
 from generator.parse import parse_api
 from generator.render import DEFAULT_RUN, RunCommand, manifest_tools, render_package
 from generator.shape import shape_api
 from generator.unsatisfiable import impossible_parts
 from generator.workers import Worker
+from generator.workflows.build import build_workflows
+from generator.workflows.document import ArazzoDocument, load_arazzo
 from generator.write import PackageDiff, check_target, write_package
 
 DEFAULT_OUTPUT_ROOT = Path("generated")
@@ -45,7 +48,9 @@ def build_api(source: str, options: GenerateOptions, *, step: Step = _no_step) -
     return loaded, _settle_issues(api, loaded.issues, strict=options.strict)
 
 
-def _load_and_parse(source: str, options: GenerateOptions, *, step: Step, validate: bool) -> tuple[LoadedSpec, Api]:
+def _load_and_parse(
+    source: str, options: GenerateOptions, *, step: Step, validate: bool, overlays: tuple[Overlay, ...] | None = None
+) -> tuple[LoadedSpec, Api]:
     step("load")
     # Not strict: a ref that cannot be followed costs the operations that need it (skipped, with a warning).
     loaded = load_spec(
@@ -54,6 +59,7 @@ def _load_and_parse(source: str, options: GenerateOptions, *, step: Step, valida
         validate=validate,
         fatal_validation=False,
         fatal_refs=options.strict,
+        overlays=load_overlays(options.overlays) if overlays is None else overlays,
     )
     step("parse")
     return loaded, _parse(loaded, options, source)
@@ -87,9 +93,11 @@ def _settle_issues(api: Api, load_issues: tuple[Issue, ...], *, strict: bool) ->
     return replace(api, issues=tuple(issues))
 
 
-def _validation_issues(source: str, allow_remote_refs: bool) -> tuple[Issue, ...]:
+def _validation_issues(source: str, allow_remote_refs: bool, overlays: tuple[Overlay, ...]) -> tuple[Issue, ...]:
     """Runs in a worker process: the spec's validation problems (plus conversion notes, removed later)."""
-    return load_spec(source, allow_remote_refs=allow_remote_refs, fatal_validation=False, fatal_refs=False).issues
+    return load_spec(
+        source, allow_remote_refs=allow_remote_refs, fatal_validation=False, fatal_refs=False, overlays=overlays
+    ).issues
 
 
 class _BackgroundValidation:
@@ -100,15 +108,19 @@ class _BackgroundValidation:
     Ctrl-C and SIGTERM included (:mod:`generator.workers`).
     """
 
-    def __init__(self, source: str, options: GenerateOptions) -> None:
-        self._worker: Worker[tuple[Issue, ...]] = Worker(_validation_issues, source, options.allow_remote_refs)
+    def __init__(self, source: str, options: GenerateOptions, overlays: tuple[Overlay, ...]) -> None:
+        self._worker: Worker[tuple[Issue, ...]] = Worker(
+            _validation_issues, source, options.allow_remote_refs, overlays
+        )
 
     @classmethod
-    def start(cls, source: str, options: GenerateOptions) -> _BackgroundValidation | None:
+    def start(
+        cls, source: str, options: GenerateOptions, overlays: tuple[Overlay, ...] = ()
+    ) -> _BackgroundValidation | None:
         path = Path(source)
         if "://" in source or not path.is_file() or path.stat().st_size < PARALLEL_VALIDATION_BYTES:
             return None
-        return cls(source, options)
+        return cls(source, options, overlays)
 
     def issues(self, loaded: LoadedSpec) -> tuple[Issue, ...]:
         found = self._worker.result()
@@ -124,10 +136,30 @@ def finish_catalogue(api: Api, options: GenerateOptions) -> Catalogue:
     return assemble_catalogue(api, shape_api(api, options), mode=options.mode)
 
 
+def with_workflows(
+    catalogue: Catalogue, api: Api, source: str, options: GenerateOptions
+) -> tuple[Catalogue, list[Issue], tuple[ArazzoDocument, ...]]:
+    """``catalogue`` with the workflows of ``options.workflows`` (Arazzo documents) as tools."""
+    if not options.workflows:
+        return catalogue, [], ()
+    documents, problems = [], []
+    for path in options.workflows:
+        try:
+            documents.append(load_arazzo(path))
+        except SpecError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise SpecError(problems)
+    entries, issues = build_workflows(documents, api, catalogue, source, options)
+    return catalogue.model_copy(update={"workflows": entries}), issues, tuple(documents)
+
+
 def build_catalogue(source: str, options: GenerateOptions) -> tuple[Catalogue, tuple[Issue, ...]]:
     """Generation in memory, for ``mcp-bridge serve spec.yaml``."""
     _, api = build_api(source, options)
-    return finish_catalogue(api, options), api.issues
+    catalogue, issues, _ = with_workflows(finish_catalogue(api, options), api, source, options)
+    api = _settle_issues(replace(api, issues=(*api.issues, *issues)), (), strict=options.strict)
+    return catalogue, api.issues
 
 
 def _empty_issue(api: Api, options: GenerateOptions, document: object) -> Issue | None:
@@ -185,16 +217,17 @@ def generate(
     options = options or GenerateOptions()
     if out_dir is not None:
         check_target(out_dir.absolute())  # refuse a foreign folder before any work
-    background = _BackgroundValidation.start(source, options)
+    overlays = load_overlays(options.overlays)
+    background = _BackgroundValidation.start(source, options, overlays)
     try:
-        loaded, api = _load_and_parse(source, options, step=step, validate=background is None)
+        loaded, api = _load_and_parse(source, options, step=step, validate=background is None, overlays=overlays)
         target = out_dir if out_dir is not None else DEFAULT_OUTPUT_ROOT / api.name
         check_target(target.absolute())
         empty = _empty_issue(api, options, loaded.document)
         if empty is not None and empty.level is Level.ERROR:
             raise GenerationError([*loaded.issues, *api.issues, empty])
         step("render")
-        catalogue = finish_catalogue(api, options)
+        catalogue, flow_issues, documents = with_workflows(finish_catalogue(api, options), api, source, options)
         if run.absolute:
             run = replace(run, package=str(target.resolve()))
         package = render_package(
@@ -203,14 +236,21 @@ def generate(
             spec_source=Path(source).name if "://" not in source else source,
             spec_sha256=loaded.sha256,
             run=run,
+            overlays=tuple((Path(o.source).name, o.sha256) for o in overlays),
+            workflows=tuple((doc.name, doc.sha256) for doc in documents),
         )
         load_issues = background.issues(loaded) if background is not None else loaded.issues
     except BaseException:
         if background is not None:
             background.cancel()
         raise
-    extra = [*package.issues, *_unsatisfiable_issues(catalogue), *([empty] if empty is not None else [])]
+    extra = [
+        *flow_issues,
+        *package.issues,
+        *_unsatisfiable_issues(catalogue),
+        *([empty] if empty is not None else []),
+    ]
     api = _settle_issues(replace(api, issues=(*api.issues, *extra)), load_issues, strict=options.strict)
     step("write")
-    diff = write_package(package, target, new_manifest_tools=manifest_tools(api))
+    diff = write_package(package, target, new_manifest_tools=manifest_tools(api, catalogue))
     return GenerateResult(api=api, out_dir=target, diff=diff, issues=api.issues, catalogue=catalogue)

@@ -16,10 +16,10 @@ import re
 import stat
 import time
 import zlib
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
@@ -31,6 +31,9 @@ from generator import refs, swagger2
 from generator.issues import Issue, Level
 from generator.options import DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_SPEC_BYTES
 from generator.validate import Problem, find_problems, format_problem
+
+if TYPE_CHECKING:
+    from generator.overlays.document import Overlay
 
 __all__ = ["LoadedSpec", "SpecError", "load_document_text", "load_spec", "parse_document"]
 
@@ -66,8 +69,12 @@ def load_spec(
     fatal_refs: bool = True,
     timeout: float = DEFAULT_FETCH_TIMEOUT,
     max_bytes: int = DEFAULT_MAX_SPEC_BYTES,
+    overlays: Sequence[Overlay] = (),
 ) -> LoadedSpec:
     """Load the description at ``source`` (a file path, ``file:`` URL or http(s) URL).
+
+    ``overlays`` are applied, in order, to the parsed document before anything else reads it
+    (:mod:`generator.overlays.apply`); their warnings join the spec's. ``sha256`` stays the spec's.
 
     ``fatal_refs=False``: a ref that cannot be followed (missing or unparseable file, bad pointer,
     refused remote ref) is a warning; it stays in the document spelled so that it never resolves,
@@ -89,7 +96,8 @@ def load_spec(
     except refs.ReadError as exc:
         raise SpecError([f"{source}: {exc}"]) from None
     policy = refs.RefPolicy(root_dir=root_dir, allow_remote=allow_remote_refs)
-    return _load(raw, source, base_uri, policy, _Fatal(validate, fatal_validation, fatal_refs), timeout, max_bytes)
+    fatal = _Fatal(validate, fatal_validation, fatal_refs)
+    return _load(raw, source, base_uri, policy, fatal, timeout, max_bytes, overlays)
 
 
 def load_document_text(
@@ -102,6 +110,7 @@ def load_document_text(
     fatal_refs: bool = True,
     timeout: float = DEFAULT_FETCH_TIMEOUT,
     max_bytes: int = DEFAULT_MAX_SPEC_BYTES,
+    overlays: Sequence[Overlay] = (),
 ) -> LoadedSpec:
     """Load a description given as text; relative file refs are resolved against the working folder.
 
@@ -114,7 +123,8 @@ def load_document_text(
     cwd = os.path.realpath(os.getcwd())
     policy = refs.RefPolicy(root_dir=cwd, allow_remote=allow_remote_refs)
     base_uri = Path(cwd, name).as_uri()
-    return _load(raw, name, base_uri, policy, _Fatal(validate, fatal_validation, fatal_refs), timeout, max_bytes)
+    fatal = _Fatal(validate, fatal_validation, fatal_refs)
+    return _load(raw, name, base_uri, policy, fatal, timeout, max_bytes, overlays)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,12 +135,24 @@ class _Fatal:
 
 
 def _load(
-    raw: bytes, name: str, base_uri: str, policy: refs.RefPolicy, fatal: _Fatal, timeout: float, max_bytes: int
+    raw: bytes,
+    name: str,
+    base_uri: str,
+    policy: refs.RefPolicy,
+    fatal: _Fatal,
+    timeout: float,
+    max_bytes: int,
+    overlays: Sequence[Overlay] = (),
 ) -> LoadedSpec:
     try:
         document = parse_document(raw, name=name)
     except refs.ReadError as exc:
         raise SpecError([f"{name}: {exc}"]) from None
+    overlay_issues: list[Issue] = []
+    if overlays:
+        from generator.overlays.apply import apply_overlays  # it imports this module
+
+        document, overlay_issues = apply_overlays(document, overlays)
     version = _declared_version(document, name)
 
     def read(uri: str) -> Any:
@@ -145,7 +167,7 @@ def _load(
             raise SpecError([*map(str, bundled.broken), *map(str, problems)])
         # Not fatal: each problem is a warning ("FILE: /pointer: message") and generation goes on where
         # it can; operations it cannot convert are skipped with their own warning.
-        issues = [Issue(Level.WARNING, b.where, b.message) for b in bundled.broken]
+        issues = overlay_issues + [Issue(Level.WARNING, b.where, b.message) for b in bundled.broken]
         issues += [Issue(Level.WARNING, p.where, p.message) for p in problems]
         if version == "2.0":
             try:

@@ -58,6 +58,10 @@ class GenerateOptions:
     mode: Mode = "tools"  # how `serve` presents the tools by default (recorded in the catalogue)
     allow_empty: bool = False  # write a package with no tool (a warning, not an error)
     env_prefix: str | None = None  # prefix of the environment variables; default from the package name
+    # Overlay documents applied, in order, to the spec before anything reads it (generator/overlays/).
+    overlays: tuple[str, ...] = ()
+    # Arazzo documents whose workflows become tools (generator/workflows/).
+    workflows: tuple[str, ...] = ()
 
 
 def tool_description_limit_of(options: GenerateOptions) -> int:

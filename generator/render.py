@@ -9,7 +9,7 @@ from typing import Any
 
 import jinja2
 
-from bridge.catalogue import CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue
+from bridge.catalogue import CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue, stub_entries
 from bridge.runtime_requirements import requirements_txt
 from bridge.stubs import STUBS_FILE
 from bridge.version import bridge_version
@@ -51,8 +51,12 @@ def catalogue_json(catalogue: Catalogue) -> bytes:
     return dump_json({"format": CATALOGUE_FORMAT, **data})
 
 
-def manifest_tools(api: Api) -> dict[str, str]:
-    return {op.tool_name: op.label for op in sorted(api.operations, key=lambda o: o.tool_name)}
+def manifest_tools(api: Api, catalogue: Catalogue | None = None) -> dict[str, str]:
+    """Tool name -> what it runs ("GET /pets", or "workflow <id>"), by name."""
+    tools = {op.tool_name: op.label for op in api.operations}
+    for flow in catalogue.workflows if catalogue is not None else ():
+        tools[flow.name] = flow.operation
+    return dict(sorted(tools.items()))
 
 
 def _environment() -> jinja2.Environment:
@@ -82,6 +86,8 @@ def render_package(
     spec_source: str,
     spec_sha256: str,
     run: RunCommand = DEFAULT_RUN,
+    overlays: tuple[tuple[str, str], ...] = (),
+    workflows: tuple[tuple[str, str], ...] = (),
 ) -> PackageFiles:
     """The files of ``api``'s package; ``catalogue`` is what the runtime will serve."""
     args = run.args(api.name)
@@ -101,8 +107,9 @@ def render_package(
         target = package.user_files if name == "hooks.py" else package.files
         target[name] = text.encode("utf-8")
     package.files[CATALOGUE_FILE] = catalogue_json(catalogue)
-    package.files[REQUIREMENTS_FILE] = requirements_txt(catalogue.mode).encode("utf-8")
-    stubs, notes = stubs_with_warnings(list(catalogue.tools))
+    requirements = requirements_txt(catalogue.mode, workflows=bool(catalogue.workflows))
+    package.files[REQUIREMENTS_FILE] = requirements.encode("utf-8")
+    stubs, notes = stubs_with_warnings(list(stub_entries(catalogue)))
     for note in notes:
         package.issues.append(Issue(Level.WARNING, STUBS_FILE, note))
     package.files[STUBS_FILE] = stubs.encode("utf-8")
@@ -112,8 +119,11 @@ def render_package(
             "name": api.name,
             "generator": f"mcp-bridge {bridge_version()}",
             "spec": {"source": spec_source, "sha256": spec_sha256},
+            # Overlays applied to the spec, in order (only when there are some: older manifests stay as they were).
+            **({"overlays": [{"source": name, "sha256": digest} for name, digest in overlays]} if overlays else {}),
+            **({"workflows": [{"source": name, "sha256": digest} for name, digest in workflows]} if workflows else {}),
             "files": sorted([*package.files, MANIFEST_FILE]),
-            "tools": manifest_tools(api),
+            "tools": manifest_tools(api, catalogue),
         }
     )
     return package

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from generator.options import GenerateOptions
+
 ROOT = Path(__file__).resolve().parent.parent
 SPECS_DIR = ROOT / "specs"
 GENERATED_DIR = ROOT / "generated"
@@ -16,8 +18,26 @@ GOLDEN_SPECS = {
     "multi_file": "multifile/openapi.yaml",
     "parameter_names": "parameters.yaml",
     "request_bodies": "bodies.yaml",
+    "petstore_tailored": "petstore.yaml",
+    "pet_coupons_workflows": "arazzo/pet-coupons.openapi.yaml",
+}
+
+
+# Packages made with more than the spec: overlays applied to it, Arazzo workflows as tools (paths under specs/).
+GOLDEN_EXTRAS: dict[str, dict[str, tuple[str, ...]]] = {
+    "petstore_tailored": {"overlays": ("overlays/petstore-tailor.yaml",)},
+    "pet_coupons_workflows": {"workflows": ("arazzo/pet-coupons.arazzo.yaml",)},
 }
 
 
 def spec_path(name: str) -> Path:
     return SPECS_DIR / GOLDEN_SPECS[name]
+
+
+def golden_options(name: str) -> GenerateOptions:
+    """How ``generated/<name>`` is generated (run from the repository root, with relative paths)."""
+    extras = {
+        key: tuple(str((SPECS_DIR / p).relative_to(ROOT)) for p in paths)
+        for key, paths in GOLDEN_EXTRAS.get(name, {}).items()
+    }
+    return GenerateOptions(name=name, **extras)  # type: ignore[arg-type]

@@ -9,14 +9,13 @@ from __future__ import annotations
 import os
 
 from generator.generate import generate
-from generator.options import GenerateOptions
-from tests.golden import GENERATED_DIR, GOLDEN_SPECS, ROOT, spec_path
+from tests.golden import GENERATED_DIR, GOLDEN_SPECS, ROOT, golden_options, spec_path
 
 
 def main() -> None:
     os.chdir(ROOT)
     for name in GOLDEN_SPECS:
-        result = generate(str(spec_path(name).relative_to(ROOT)), GENERATED_DIR / name, GenerateOptions(name=name))
+        result = generate(str(spec_path(name).relative_to(ROOT)), GENERATED_DIR / name, golden_options(name))
         print(f"{name}: {len(result.api.operations)} tools")
 
 

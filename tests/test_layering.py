@@ -2,7 +2,7 @@
 
     generator/  ──imports──▶  contract (bridge.catalogue, wire_rules, media_types, path_template,
                                result_shape, trim_schema, trim_fields, json_pointer, runtime_requirements,
-                               version, stubs)
+                               version, stubs, patterns, json_path, workflows.expressions/conditions)
     bridge/     ──imports──▶  contract, and the generator only lazily, where a command needs it
 
 Contract modules import neither httpx nor the generator, nor any other bridge module.
@@ -31,6 +31,11 @@ CONTRACT = (
     "bridge.runtime_requirements",
     "bridge.version",
     "bridge.stubs",
+    "bridge.patterns",
+    "bridge.json_path",
+    "bridge.workflows",
+    "bridge.workflows.expressions",
+    "bridge.workflows.conditions",
 )
 # bridge modules that may import the generator, inside a function only (the command that needs it).
 LAZY_GENERATOR_USERS = {"cli_generate", "cli_inspect", "serve", "demo", "inspect", "stubsource"}
@@ -63,7 +68,7 @@ def test_the_generator_imports_only_the_contract_from_the_runtime() -> None:
 def test_the_runtime_imports_the_generator_only_lazily_in_the_commands_that_need_it() -> None:
     offenders = sorted(
         f"{path.relative_to(ROOT)}: {module}"
-        for path in (ROOT / "bridge").glob("*.py")
+        for path in (ROOT / "bridge").rglob("*.py")
         for module, top_level in _imports(path)
         if module.split(".")[0] == "generator"
         and (path.stem not in LAZY_GENERATOR_USERS or (top_level and path.stem != "cli_generate"))

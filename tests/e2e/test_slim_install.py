@@ -99,3 +99,4 @@ def test_every_runtime_requirement_is_a_dependency_spelled_the_same() -> None:
     declared = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"])
     assert set(RUNTIME_REQUIREMENTS) <= declared
     assert set(requirements("discovery")) <= declared
+    assert set(requirements("tools", workflows=True)) <= declared

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from generator.generate import generate
-from generator.options import GenerateOptions
-from tests.golden import GENERATED_DIR, GOLDEN_SPECS, ROOT, spec_path
+from tests.golden import GENERATED_DIR, GOLDEN_SPECS, ROOT, golden_options, spec_path
 
 MYPY_TIMEOUT = 120
 
@@ -28,7 +27,7 @@ def test_regenerating_a_golden_spec_gives_identical_files(
 ) -> None:
     monkeypatch.chdir(ROOT)
     out = tmp_path / name
-    generate(str(spec_path(name).relative_to(ROOT)), out, GenerateOptions(name=name))
+    generate(str(spec_path(name).relative_to(ROOT)), out, golden_options(name))
     golden = GENERATED_DIR / name
     files = _all_files(golden)
     assert _all_files(out) == files, "run `make golden` and review the diff"
