@@ -26,7 +26,7 @@ from bridge.catalogue import OPERATION_META_KEY, Catalogue
 from bridge.errors import ToolError
 from bridge.invoke import invoke
 from bridge.scopes import allows, caller_scopes, missing
-from bridge.search import SearchEntry, SearchIndex
+from bridge.search import SearchEntry, SearchIndex, returns_list
 from bridge.tools import Tool, ToolContext, ToolRegistry
 from bridge.validation import ArgumentValidator
 
@@ -99,6 +99,7 @@ class Discovery:
                 description=doc.tool.description,
                 tags=tuple(tags.get(doc.tool.name, ())),
                 deprecated=doc.tool.name in deprecated,
+                returns_list=returns_list(doc.tool.output_schema),
             )
             for doc in self._docs
         )
