@@ -34,6 +34,7 @@ from bridge.catalogue import Catalogue, ToolEntry
 from bridge.discovery import Discovery, _hints, _summary
 from bridge.errors import ToolError
 from bridge.http_tools import HttpRuntime
+from bridge.program_idioms import AVAILABLE_MODULES, refusals, rewrite, unknown_name_hints
 from bridge.results import redact_json
 from bridge.sandbox import HostCalls, ProgramError, Sandbox
 from bridge.scopes import allows, caller_scopes, missing
@@ -161,7 +162,7 @@ class CodeMode:
     async def search(self, query: str, *, limit: int, detail: bool, name: str | None) -> dict[str, Any]:
         visible = self.allowed(read_only=False)
         if name is not None:
-            op = visible.get(name) or visible.get(self._by_tool.get(name, ""))
+            op = visible.get(name) or visible.get(self._by_tool.get(self.discovery.resolve(name), ""))
             if op is None:
                 close = [f for f in self._ranked(name.replace("_", " "), 5)[0] if f in visible]
                 hint = f" Did you mean: {', '.join(close)}?" if close else ""
@@ -201,6 +202,9 @@ class CodeMode:
     async def run(self, code: str, ctx: ToolContext, *, read_only: bool) -> mcp_types.CallToolResult:
         if len(code) > MAX_CODE_CHARS:
             raise ProgramError(f"The program is longer than {MAX_CODE_CHARS:,} characters.")
+        refused = refusals(code)
+        if refused:
+            raise ProgramError("The program cannot run in the sandbox (no API call was made):\n" + "\n".join(refused))
         allowed = self.allowed(read_only=read_only)
         named = list(dict.fromkeys(_NAME.findall(code)))
         used = [n for n in named if n in allowed]
@@ -214,10 +218,11 @@ class CodeMode:
         functions = {name: self._host_function(allowed[name], context, calls) for name in used}
         try:
             value, printed = await self.sandbox.run(
-                code, stubs=stubs, prelude=PRELUDE, functions=functions, calls=calls
+                rewrite(code), stubs=stubs, prelude=PRELUDE, functions=functions, calls=calls
             )
         except ProgramError as exc:
             hints = self._refusal_hints([n for n in named if n in self._operations and n not in allowed], read_only)
+            hints += unknown_name_hints(str(exc), [n for n in allowed if n not in named], SEARCH)
             if hints:
                 raise ProgramError(str(exc) + "\n" + "\n".join(hints)) from None
             raise
@@ -295,11 +300,14 @@ def code_registry(mode: CodeMode) -> ToolRegistry:
     async def run_code(args: dict[str, Any], ctx: ToolContext) -> mcp_types.CallToolResult:
         return await mode.run(str(args["code"]), ctx, read_only=False)
 
+    limits = mode.sandbox.limits
     program = (
-        "Python run in a sandbox (no imports of the host, files or network). API functions are async and "
-        "take keyword arguments: `pets = await list_pets(limit=5)`; `asyncio.gather` runs calls together. "
-        "A failed call raises ApiError (api_status(error) gives its HTTP status). The last expression is "
-        "the result. The program is type-checked against the functions' stubs first."
+        "Python in a sandbox: no files, network or `yield`; modules: "
+        f"{', '.join(AVAILABLE_MODULES)}. Per program: {limits.max_calls} API calls, {limits.wall_seconds:g} s, "
+        f"{limits.memory_bytes // 2**20} MB. API functions are async and take keyword arguments: "
+        "`pets = await list_pets(limit=5)`; `asyncio.gather` runs calls together. A failed call raises "
+        "ApiError (api_status(error) gives its HTTP status). The last expression is the result. The program "
+        "is type-checked against the functions' stubs first."
     )
     code_schema = {
         "type": "object",

@@ -134,7 +134,8 @@ def test_a_page_shaped_result_is_a_listing_and_an_object_is_not() -> None:
     assert returns_list(None) is None
     index = SearchIndex(
         [
-            entry("getUserTaskList", "GET /user_task_lists/{user_task_list_gid}", "Get a user task list", listing=False),
+            entry("getUserTaskList", "GET /user_task_lists/{user_task_list_gid}", "Get a user task list",
+                  listing=False),
             entry("getTasksForUserTaskList", "GET /user_task_lists/{user_task_list_gid}/tasks",
                   "Get tasks from a user task list", listing=True),
         ]
