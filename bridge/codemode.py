@@ -34,6 +34,7 @@ from bridge.catalogue import Catalogue, ToolEntry
 from bridge.discovery import Discovery, _hints, _summary
 from bridge.errors import ToolError
 from bridge.http_tools import HttpRuntime
+from bridge.listing import body, paging_note, shape_line
 from bridge.program_idioms import AVAILABLE_MODULES, refusals, rewrite, unknown_name_hints
 from bridge.results import redact_json
 from bridge.sandbox import HostCalls, ProgramError, Sandbox
@@ -90,6 +91,29 @@ def _jsonable(value: Any, depth: int = 0) -> Any:
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     return repr(value)
+
+
+def _effect(tool: Tool) -> str:
+    """The annotations in the words the stubs use: read-only, writes (idempotent), destructive."""
+    hints = _hints(tool.annotations)
+    if hints["readOnlyHint"]:
+        return "read-only"
+    if hints["destructiveHint"]:
+        return "destructive"
+    return "writes, idempotent" if hints["idempotentHint"] else "writes"
+
+
+def _shape(op: _Operation) -> dict[str, str]:
+    """``returns``: the result's fields a program reads; ``paging``: the arguments (Python names)
+    that ask for a page and the result fields that carry the next one (bridge/listing.py)."""
+    data = body(op.entry.output_schema, wrapped=op.entry.binding.wrap_output)
+    python = {arg: py for py, arg in op.names.items()}
+    out = {}
+    if (line := shape_line(data)) is not None:
+        out["returns"] = line
+    if (note := paging_note([python.get(a, a) for a in op.entry.binding.page_args], data)) is not None:
+        out["paging"] = note
+    return out
 
 
 def _rank(discovery: Discovery, query: str, limit: int) -> tuple[list[str], int]:
@@ -183,17 +207,16 @@ class CodeMode:
         return [self._by_tool[t] for t in tools if t in self._by_tool], matched
 
     async def _describe(self, ops: Sequence[_Operation], *, signatures: bool = False) -> list[dict[str, Any]]:
-        """Name, summary, operation and annotations of each; ``signatures``: with its signature too
-        (left out when the stub that follows holds it)."""
+        """Name, summary, operation and effect of each; ``signatures``: with its signature, the shape
+        of its result and how it pages (left out when the stubs that follow say it all)."""
         index = await self.stubs.index_for([op.function for op in ops]) if signatures else None
         out = []
         for op in ops:
             item: dict[str, Any] = {"name": op.function}
             if index is not None:
                 item["signature"] = index.signature(op.function) or f"async def {op.function}(**arguments: Any) -> Any"
-            item.update(
-                summary=_summary(op.tool), operation=op.entry.operation, annotations=_hints(op.tool.annotations)
-            )
+                item.update(_shape(op))
+            item.update(summary=_summary(op.tool), operation=op.entry.operation, effect=_effect(op.tool))
             out.append(item)
         return out
 
@@ -322,9 +345,9 @@ def code_registry(mode: CodeMode) -> ToolRegistry:
             run=search,
             title="Search operations",
             description=(
-                f"Find functions of {api} ({len(mode)} operations) by words; returns Python signatures, "
-                "one-line summaries and annotations. `detail: true` or `name` gives full stubs instead "
-                "(with docstrings and the TypedDicts of arguments and results)."
+                f"Find functions of {api} ({len(mode)} operations) by words; returns Python signatures, the "
+                "fields of each result, how it pages, one-line summaries and effects. `detail: true` or `name` "
+                "gives full stubs instead (docstrings and the TypedDicts of arguments and results)."
             ),
             input_schema={
                 "type": "object",
@@ -357,7 +380,7 @@ def code_registry(mode: CodeMode) -> ToolRegistry:
                 title="Run a program",
                 description=(
                     f"Run a Python program that may call every function of {api}, including ones that "
-                    f"change or delete data (check annotations with {SEARCH}). {program}"
+                    f"change or delete data (each one's effect is in {SEARCH}). {program}"
                 ),
                 input_schema=code_schema,
                 annotations=mode.run_code_annotations(),

@@ -13,11 +13,14 @@ page are ``bridge.result_shape.page_args``' business, since they are an operatio
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Listing", "field_names", "listing", "next_page_fields", "resolve"]
+from bridge.result_shape import MARKER_KEY
+from bridge.trim_fields import WRAP_KEY
+
+__all__ = ["Listing", "body", "field_names", "listing", "next_page_fields", "paging_note", "resolve", "shape_line"]
 
 # Property names (lower-cased, "-", "_", "$", "@" and "." removed) that carry the next page, or the
 # block that holds it, in APIs' listing envelopes.
@@ -92,7 +95,8 @@ def _is_array(schema: Any, root: Mapping[str, Any]) -> bool:
 def _properties(schema: Mapping[str, Any], root: Mapping[str, Any]) -> dict[str, Any]:
     """The properties of an object schema, its ``allOf`` parts' included."""
     found: dict[str, Any] = {}
-    parts = [schema, *(p for p in schema.get("allOf") or () if isinstance(p, Mapping))]
+    every = schema.get("allOf")
+    parts = [schema, *(p for p in every if isinstance(p, Mapping))] if isinstance(every, list) else [schema]
     for part in parts:
         part = resolve(part, root)
         properties = part.get("properties")
@@ -141,5 +145,77 @@ def field_names(schema: Any, root: Mapping[str, Any] | None = None) -> list[str]
     if not top:
         return []
     names = list(_properties(top, root))
-    required = {str(r) for r in top.get("required") or () if isinstance(r, str)}
+    given = top.get("required")
+    required = {r for r in given if isinstance(r, str)} if isinstance(given, list) else set()
     return [n for n in names if n in required] + [n for n in names if n not in required]
+
+
+# Fields a program seldom reads: links to other resources, ids for other protocols.
+_NOISE = re.compile(r"(?:^|_)(?:url|uri|href|links?|node_id|etag|gravatar_id)$|_url$|_urls$", re.IGNORECASE)
+SHAPE_FIELDS = 10
+
+
+def body(output_schema: Any, *, wrapped: bool) -> Any:
+    """The response data's schema inside a tool's output schema: the ``result`` member when the tool
+    wraps its answer, else the schema without the trimming marker."""
+    if not isinstance(output_schema, Mapping):
+        return None
+    root = output_schema
+    properties = _properties(resolve(output_schema, root), root)
+    if wrapped:
+        inner = resolve(properties.get(WRAP_KEY), root)
+        return {**inner, "$defs": root["$defs"]} if inner and "$defs" in root else (inner or None)
+    return {**output_schema, "properties": {k: v for k, v in properties.items() if k != MARKER_KEY}}
+
+
+def _fields_line(schema: Mapping[str, Any], root: Mapping[str, Any], expand: str | None = None) -> str:
+    names = field_names(schema, root)
+    if not names:
+        return "object"
+    names = [n for n in names if not _NOISE.search(n)] + [n for n in names if _NOISE.search(n)]
+    shown = names[:SHAPE_FIELDS]
+    if expand is not None and expand not in shown:
+        shown = [expand, *shown[: SHAPE_FIELDS - 1]]
+    parts = []
+    for name in shown:
+        if name == expand:
+            item = _item(resolve(_properties(schema, root)[name], root), root)
+            parts.append(f"{name}: list[{_fields_line(item, root) if item else 'object'}]")
+        else:
+            parts.append(name)
+    more = len(names) - len(shown)
+    return "{" + ", ".join(parts) + (f", +{more} more" if more > 0 else "") + "}"
+
+
+def shape_line(schema: Any) -> str | None:
+    """The result's shape in one line, for a model about to write a program: the field names a program
+    reads (links last, at most ``SHAPE_FIELDS`` a level), a listing's items spelt out
+    (``list[{id, name, ...}]``, ``{data: list[{...}], has_more}``). None when nothing is known."""
+    root = schema if isinstance(schema, Mapping) else {}
+    top = resolve(schema, root)
+    if not top:
+        return None
+    found = listing(top if top is schema else {**top, **({"$defs": root["$defs"]} if "$defs" in root else {})})
+    if found is not None and not found.items:
+        return f"list[{_fields_line(found.item, root) if found.item else 'object'}]"
+    if found is not None:
+        return _fields_line(top, root, expand=found.items)
+    kind = top.get("type")
+    if kind == "object" or "properties" in top or "allOf" in top:
+        return _fields_line(top, root)
+    return kind if isinstance(kind, str) else None
+
+
+def paging_note(page_args: Sequence[str], schema: Any) -> str | None:
+    """How to page: the arguments that ask for a page and the result fields that carry the next one
+    (``"arguments limit, offset; next page: next_page"``); None when the operation does not page."""
+    found = listing(schema) if schema is not None else None
+    fields = found.next_page if found is not None else ()
+    if not page_args and not fields:
+        return None
+    parts = []
+    if page_args:
+        parts.append("arguments " + ", ".join(page_args))
+    if fields:
+        parts.append("next page: " + ", ".join(fields))
+    return "; ".join(parts)

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from bridge.catalogue import ToolEntry
+from bridge.listing import paging_note
 from bridge.result_shape import MARKER_KEY
 from bridge.stubs import PRELUDE_STUBS, argument_map, function_names
 from bridge.trim_fields import WRAP_KEY
@@ -261,7 +262,10 @@ def _function(entry: ToolEntry, name: str, base: str, declarations: Mapping[str,
     elif description:
         text = description
     renamed = [f"`{py}` is the argument `{arg}`." for py, arg in names.items() if py != arg]
-    doc = "\n\n".join(part for part in (text, _hints(entry), " ".join(renamed)) if part)
+    python = {arg: py for py, arg in names.items()}
+    paging = paging_note([python.get(a, a) for a in entry.binding.page_args], body_schema(entry))
+    pages = f"Pages: {paging}." if paging else ""
+    doc = "\n\n".join(part for part in (text, _hints(entry), pages, " ".join(renamed)) if part)
     return f"async def {name}({signature}) -> {output}:\n    {docstring(doc, '    ')}\n"
 
 
