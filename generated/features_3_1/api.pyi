@@ -10,6 +10,14 @@ ApiError = OSError
 def api_status(error: BaseException) -> int | None:
     """The HTTP status of an ApiError (None when the call failed without an HTTP answer)."""
 
+from typing import Callable as _Callable, Iterable as _Iterable
+
+def map(function: _Callable[..., Any], iterable: _Iterable[Any], /, *iterables: _Iterable[Any]) -> list[Any]:
+    """Python's map, as a list."""
+
+def filter(function: _Callable[[Any], object] | None, iterable: _Iterable[Any], /) -> list[Any]:
+    """Python's filter, as a list."""
+
 Model: TypeAlias = Any
 
 class GetTreeInput(TypedDict, closed=True):
@@ -70,7 +78,9 @@ async def search(*, query: str, anything: Any = ..., nothing: Any = ..., mode: L
     """Search with a strict filter
     The filter admits no unknown keys (`unevaluatedProperties: false`).
 
-    POST /search (writes)"""
+    POST /search (writes)
+
+    Pages: arguments size."""
 
 async def legacyThing() -> LegacyThingOutput:
     """An old operation
