@@ -66,10 +66,10 @@ def test_tasks_are_answered_correctly_in_every_mode_with_their_round_trips(apis:
         return outcomes, overhead
 
     outcomes, overhead = anyio.run(go)
-    assert len(outcomes) == 4 * len(TRIPS)  # the three modes and code mode's signatures-only variant
+    assert len(outcomes) == 4 * len(TRIPS)  # the three modes and code mode's full-stubs variant
     for outcome in outcomes:
         assert outcome.ok, (outcome.task, outcome.mode, outcome.error)
-        mode = "code" if outcome.mode == run.SIGNATURES else outcome.mode
+        mode = "code" if outcome.mode == run.FULL_STUBS else outcome.mode
         expected = TRIPS[outcome.task][run.MODES.index(mode)]
         assert outcome.round_trips == expected, (outcome.task, outcome.mode)
         assert outcome.read > outcome.list_tokens > 0 and outcome.written > 0
