@@ -297,6 +297,8 @@ class SearchIndex:
             joined = spelt(first + second)
             if joined in self._postings and joined not in terms:
                 terms = [t for t in terms if t not in (spelt(first), spelt(second))] + [joined]
+        # A word the request implies: "how many tasks" asks for a count.
+        terms += [word for word in sorted(request.target) if word not in terms and word in self._postings]
         terms = terms[:MAX_TERMS]
         soft = frozenset({request.verb} & set(terms)) if request.verb and len(terms) > 1 else frozenset()
         return terms, soft

@@ -36,7 +36,9 @@ _INTENT_WORDS = {
     "get": "get read fetch retrieve show view describe inspect display see",
     "read": "check download export count return",
     "search": "search find query lookup locate filter",
-    "create": "create add new make open post publish register upload submit insert attach invite generate start",
+    "create": (
+        "create add new make open post publish register upload submit insert attach invite generate start request"
+    ),
     "update": "update edit modify change patch set rename mark move replace assign configure",
     "delete": "delete remove destroy erase drop detach unassign purge",
     "action": (
@@ -65,11 +67,13 @@ _DETERMINERS = frozenset(
     "a an the this that these those my our your their its his her some all any each every another other "
     "one new recent existing specific given single".split()
 )
-_CONTAINS = frozenset("in of on for from within under inside across at to into onto belonging".split())
-_QUALIFIES = frozenset("by with via using about as than without".split())
+_CONTAINS = frozenset("in of on for from within under inside across at to into onto belonging about".split())
+_QUALIFIES = frozenset("by with via using as than without".split())
+# Nouns that stand for what follows them: "information about a chat" asks for the chat.
+_PLACEHOLDERS = frozenset(spelt(w) for w in "info information detail details data metadata".split())
 _PERSONAL = frozenset("my me mine myself i i'm im".split())
 _OWN = frozenset(spelt(w) for w in "authenticated me my current self mine viewer own".split())
-_NOT_NOUNS = _DETERMINERS | _FILLER | _PERSONAL | _QUESTION | frozenset("many much am was were be been".split())
+_NOT_NOUNS = _DETERMINERS | _FILLER | _PERSONAL | _QUESTION | frozenset("many much am was were be been own".split())
 _DENOMINAL_NEXT = _DETERMINERS | frozenset("on to onto into".split())
 
 _TOKEN = re.compile(r"[^\W_]+(?:['’]s\b)?")
@@ -125,6 +129,8 @@ class Traits:
     parent: frozenset[str] = frozenset()  # the head word of the fixed segment before the last one
     own: bool = False
     item: bool = False  # the path ends with a parameter: /xs/{id}
+    modifiers: frozenset[str] = frozenset()  # the last segment's other words: "workspace" of workspace_memberships
+    said: frozenset[str] = frozenset()  # the words of its name and summary
 
 
 def _tokens(query: str) -> list[tuple[str, bool]]:
@@ -164,6 +170,9 @@ def parse(query: str) -> Request:
     containers: list[str]
     if first in _QUESTION or first == "how":
         intent, verb = "read", None
+        if words[start + 1 : start + 2] in (["many"], ["much"]):
+            target_words = ["count"]  # "how many tasks": a count, of tasks
+            containers = []
     elif intent is None:
         following = words[start + 1] if start + 1 < len(words) else None
         singular = spelt(first) == first or not first.endswith("s")
@@ -196,8 +205,13 @@ def parse(query: str) -> Request:
     target = _nouns(target_words)
     head = next((w for w in reversed(target_words) if w not in _DETERMINERS), "")
     plural = bool(head) and head.endswith("s") and spelt(head) != head and not head.endswith("ss")
+    held = _nouns(containers) - target
+    if target and target <= _PLACEHOLDERS and held:
+        target, held = held, frozenset()
+    if intent is None and plural:
+        intent = "list"  # "pull request reviews", "projects in a workspace": a listing
     action = spelt(first) if intent == "action" else None
-    return Request(intent, verb, target, _nouns(containers) - target, plural, personal, action)
+    return Request(intent, verb, target, held, plural, personal, action)
 
 
 def _segments(path: str) -> list[str]:
@@ -208,6 +222,9 @@ def _segments(path: str) -> list[str]:
     for segment in path.split("/"):
         if not segment:
             continue
+        stem_, dot, extension = segment.rpartition(".")
+        if dot and extension.casefold() in _EXTENSIONS:
+            segment = stem_  # /Calls/{Sid}.json
         if segment.startswith("{") and segment.endswith("}"):
             out.append("{}")
             continue
@@ -229,6 +246,25 @@ def _first_verb(text: str, within: int = 3) -> str | None:
     return None
 
 
+def _plural(word: str) -> bool:
+    return word.endswith("s") and not word.endswith("ss") and spelt(word) != word
+
+
+def _resource(fixed: list[str]) -> tuple[list[str], list[str], str | None]:
+    """The words of what the path acts on, the fixed segments that hold it, and a verb its last
+    segment starts with: ``addFollowers`` acts on followers (add); ``/chat.postMessage`` on messages;
+    ``/conversations.list`` and ``/pulls/{n}/merge`` on what the segment before names."""
+    if not fixed:
+        return [], [], None
+    last = raw_words(fixed[-1])
+    verb = VERBS.get(spelt(last[0])) if last else None
+    if verb is not None and len(last) > 1:
+        return last[1:], fixed[:-1], verb
+    if verb is not None and not _plural(last[0]) and len(fixed) > 1:  # a lone verb, not "forks" or "runs"
+        return raw_words(fixed[-2]), fixed[:-2], verb
+    return last, fixed[:-1], None
+
+
 def traits(method: str, path: str, name: str = "", summary: str = "", returns_list: bool | None = None) -> Traits:
     """What the operation ``METHOD path`` named ``name`` does (``returns_list``: whether its result
     is an array or a page; None when it has no result schema)."""
@@ -236,18 +272,19 @@ def traits(method: str, path: str, name: str = "", summary: str = "", returns_li
     segments = _segments(path)
     item = bool(segments) and segments[-1] == "{}"
     fixed = [s for s in segments if s != "{}"]
-    acts_on = frozenset(spelt(w) for w in raw_words(fixed[-1])) if fixed else frozenset()
-    within = frozenset(spelt(w) for s in fixed[:-1] for w in raw_words(s))
-    parent = frozenset(spelt(w) for w in raw_words(fixed[-2])[-1:]) if len(fixed) > 1 else frozenset()
-    last = fixed[-1] if fixed and not item else ""
+    nouns, holders, path_verb = _resource(fixed)
+    acts_on = frozenset(spelt(w) for w in nouns[-1:])  # the head noun: "workspace_memberships" is memberships
+    modifiers = frozenset(spelt(w) for w in nouns[:-1]) - acts_on
+    within = frozenset(spelt(w) for s in holders for w in raw_words(s))
+    parent = frozenset(spelt(w) for w in raw_words(holders[-1])[-1:]) if holders else frozenset()
     # The spec's words first: a summary that is more than the name, then the path's last part.
     said = summary if summary.strip().rstrip("()") != name else ""
-    declared = _first_verb(said) or _first_verb(last, 1) or _first_verb(name, 1)
+    declared = _first_verb(said) or path_verb or _first_verb(name, 1)
     if not declared and "_" in name:
         declared = _first_verb(name.rsplit("_", 1)[-1], 1)
     kind: str | None
     if method == "GET":
-        if declared == "search" or "search" in acts_on:
+        if declared == "search" or "search" in acts_on | modifiers | parent:
             kind = "search"
         elif returns_list:
             kind = "list"
@@ -262,16 +299,15 @@ def traits(method: str, path: str, name: str = "", summary: str = "", returns_li
     elif method in ("PUT", "PATCH"):
         kind = {"delete": "delete", "action": "action"}.get(declared or "", "update")  # PUT creates or replaces
     elif method == "POST":
-        if declared in ("delete", "update", "create", "search", "action"):
-            kind = declared
-        elif declared in ("list", "get", "read"):
-            kind = "search"
-        else:
+        # RPC APIs read with POST too (POST /getChat): the verb says which
+        kind = {"list": "list", "get": "item", "read": "item"}.get(declared or "", declared)
+        if kind is None:
             kind = "update" if item else "create"
     else:
         kind = None
-    own = bool(_OWN & (acts_on | within | frozenset(spelt(w) for w in raw_words(name))))
-    return Traits(kind, acts_on, within, parent, own, item)
+    words = frozenset(spelt(w) for w in raw_words(f"{name} {said}"))
+    own = bool(_OWN & (acts_on | within | words))
+    return Traits(kind, acts_on, within, parent, own, item, modifiers, words)
 
 
 def _meets(nouns: frozenset[str], words: frozenset[str]) -> float:
@@ -314,7 +350,11 @@ def fit(request: Request, op: Traits) -> float:
     elif target:
         factor *= 1 + (TARGET_ONLY - 1) * target
     if wanted and op.acts_on and not target:
-        factor *= ELSEWHERE
+        # About some other thing: one the target holds (GET /droplets/{id}/actions for "get a
+        # droplet", workspace_memberships for "list workspaces"), or one that never says the target
+        # (an RPC namespace's summary says what it acts on: POST /chat.delete "Deletes a message").
+        if _meets(wanted, op.within | op.modifiers | op.parent) or not (wanted & op.said):
+            factor *= ELSEWHERE
     if request.personal and op.own:
         factor *= PERSONAL
     return factor

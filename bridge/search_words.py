@@ -19,8 +19,9 @@ __all__ = ["STOP", "SYNONYMS", "meaningful", "raw_words", "spelt", "split_case",
 
 # Words that say nothing about which operation is meant; dropped unless nothing else is left.
 STOP = frozenset(
-    "a an and are as at be by can do does for from how i in into is it its me my of on or our please "
-    "some that the their this to via what which with you your".split()
+    "a about am an and are as at be been by can could did do does for from has have how i in into is it its many me "
+    "much my of on or our please should some that the their there this to via was were what when where which who "
+    "whom whose why will with would you your s t".split()
 )
 # Words that mean the same in API descriptions: each is indexed and queried as the group's first.
 _SAME = (
@@ -120,6 +121,8 @@ def _canonical_table() -> dict[str, str]:
 
 
 _CANONICAL = _canonical_table()
+# Compared after stemming, as words() gives them ("does" is "doe" by then).
+_STOP_SPELT = frozenset(_CANONICAL.get(stem(word), stem(word)) for word in STOP) | STOP
 
 
 def raw_words(text: str) -> list[str]:
@@ -141,8 +144,9 @@ def words(text: str) -> list[str]:
 
 
 def meaningful(text: str) -> list[str]:
+    """:func:`words` without the words that say nothing (all of them when nothing else is left)."""
     found = words(text)
-    kept = [word for word in found if word not in STOP]
+    kept = [word for word in found if word not in _STOP_SPELT]
     return kept or found
 
 

@@ -366,3 +366,46 @@ def test_any_query_parses_and_any_path_reads_without_raising(text: str) -> None:
     assert request.intent in (None, "list", "get", "read", "search", "create", "update", "delete", "action")
     for method in ("GET", "POST", "PATCH", "DELETE", "OPTIONS"):
         traits(method, "/" + text, text, text, None)
+
+
+# ---------------------------------------------------- what a path acts on, in every path style
+
+STYLES = SearchIndex(
+    [
+        entry("getWorkspaces", "GET /workspaces", "Get multiple workspaces", listing=True),
+        entry("getMembershipsForWorkspace", "GET /workspaces/{workspace_gid}/workspace_memberships",
+              "Get the workspace memberships for a workspace", listing=True),
+        entry("bots_list", "GET /bots.list", "Lists the bots of a team.", listing=True),
+        entry("bots_info", "GET /bots.info", "Gets information about a bot."),
+        entry("post_getGroup", "POST /getGroup"),
+        entry("post_getGroupMember", "POST /getGroupMember"),
+        entry("post_getGroupMembersCount", "POST /getGroupMembersCount"),
+        entry("FetchRecording", "GET /2010-04-01/Accounts/{AccountSid}/Recordings/{Sid}.json"),
+        entry("ListRecording", "GET /2010-04-01/Accounts/{AccountSid}/Recordings.json", listing=True),
+        entry("droplets_get", "GET /v2/droplets/{droplet_id}", "Retrieve an Existing Droplet"),
+        entry("dropletActions_get", "GET /v2/droplets/{droplet_id}/actions/{action_id}", "Retrieve a Droplet Action"),
+    ]
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("query", "meant"),
+    [
+        ("list workspaces", "getWorkspaces"),  # a segment's head noun: workspace_memberships are memberships
+        ("list bots", "bots_list"),  # a lone verb at the end acts on the namespace before it
+        ("get information about a group", "post_getGroup"),  # "information about" stands for the group
+        ("get a group member", "post_getGroupMember"),  # an RPC POST that reads
+        ("how many members does a group have", "post_getGroupMembersCount"),  # "how many": a count
+        ("get a recording", "FetchRecording"),  # /{Sid}.json is an item lookup
+        ("list recordings", "ListRecording"),
+        ("get a droplet", "droplets_get"),  # not the action the droplet holds
+    ],
+)
+def test_every_path_style_says_what_it_acts_on(query: str, meant: str) -> None:
+    assert first(STYLES, query) == meant
+
+
+def test_stop_words_are_dropped_after_stemming_too() -> None:
+    from bridge.search_words import meaningful
+
+    assert meaningful("how many pods does a node have please") == ["pod", "node"]
