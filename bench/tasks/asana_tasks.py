@@ -57,7 +57,8 @@ def _tasks(up: Upstream, project: str) -> list[dict[str, Any]]:
 
 
 def _overdue(task: dict[str, Any]) -> bool:
-    return not task["completed"] and task.get("due_on") is not None and task["due_on"] < TODAY
+    # .get: the bridge's results leave out empty fields (a null assignee, a task without a due date)
+    return not task.get("completed") and task.get("due_on") is not None and task["due_on"] < TODAY
 
 
 # ------------------------------------------------------------------------- overdue by assignee
@@ -73,7 +74,7 @@ async def overdue_plan(call: Caller) -> Any:
     fields = ["completed", "due_on", "assignee.name"]
     tasks = (await call.call("getTasksForProject", {"project_gid": project, "opt_fields": fields}))["data"]
     late = [t for t in tasks if _overdue(t)]
-    return dict(sorted(Counter((t["assignee"] or {}).get("name", "unassigned") for t in late).items()))
+    return dict(sorted(Counter((t.get("assignee") or {}).get("name", "unassigned") for t in late).items()))
 
 
 OVERDUE = Task(
@@ -263,11 +264,11 @@ BACKLOG_TASK = Task(
     (WORKSPACES, PROJECTS, TASKS),
     FIND
     + f"""gid = next(p['gid'] for p in projects if p['name'] == '{BACKLOG}')
-args = dict(project_gid=gid, completed_since='now', limit=100, opt_fields=['assignee'])
-page = await getTasksForProject(**args)
+page = await getTasksForProject(project_gid=gid, completed_since='now', limit=100, opt_fields=['assignee'])
 tasks = page['data']
 while page.get('next_page'):
-    page = await getTasksForProject(**args, offset=page['next_page']['offset'])
+    page = await getTasksForProject(project_gid=gid, completed_since='now', limit=100, opt_fields=['assignee'],
+                                    offset=page['next_page']['offset'])
     tasks += page['data']
 {{'incomplete': len(tasks), 'unassigned': sum(1 for t in tasks if t.get('assignee') is None)}}
 """,

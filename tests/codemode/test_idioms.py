@@ -153,3 +153,93 @@ def test_any_text_is_rewritten_checked_and_hinted_without_raising(source: str) -
 def test_a_program_without_generator_expressions_is_left_byte_for_byte() -> None:
     for program in ("x = [a for a in b]\nx", "await f(a=(1, 2))", "def g():\n    return 1\n", "not python ("):
         assert rewrite(program) == program
+
+
+# ------------------------------------------------------------------- pages the spec under-declares
+
+PAGED_SPEC = {
+    "openapi": "3.0.3",
+    "info": {"title": "Things", "version": "1"},
+    "servers": [{"url": "http://upstream.test"}],
+    "paths": {
+        "/things": {
+            "get": {
+                "operationId": "listThings",
+                "summary": "List things",
+                "parameters": [
+                    {"name": "limit", "in": "query", "schema": {"type": "integer"}},
+                    {"name": "offset", "in": "query", "schema": {"type": "string"}},
+                ],
+                "responses": {
+                    "200": {
+                        "description": "A page of things",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {
+                                        "data": {
+                                            "type": "array",
+                                            "items": {
+                                                "type": "object",
+                                                "properties": {"id": {"type": "string"}, "name": {"type": "string"}},
+                                            },
+                                        }
+                                    },
+                                }
+                            }
+                        },
+                    }
+                },
+            }
+        },
+        "/things/{id}": {
+            "get": {
+                "operationId": "getThing",
+                "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "responses": {
+                    "200": {
+                        "description": "A thing",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {"id": {"type": "string"}, "name": {"type": "string"}},
+                                }
+                            }
+                        },
+                    }
+                },
+            }
+        },
+    },
+}
+
+
+async def test_a_page_reads_paging_fields_its_spec_leaves_out_and_items_stay_exact(tmp_path: Path) -> None:
+    import json as json_module
+
+    from generator.generate import generate
+    from generator.options import GenerateOptions
+    from tests.bridge.fake_upstream import FakeUpstream
+
+    spec = tmp_path / "things.json"
+    spec.write_text(json_module.dumps(PAGED_SPEC), encoding="utf-8")
+    package = tmp_path / "things"
+    generate(str(spec), package, GenerateOptions())
+    stub = (package / "api.pyi").read_text(encoding="utf-8")
+    assert "extra_items=Any" in stub and "Pages: arguments limit, offset." in stub
+    fake = FakeUpstream(PAGED_SPEC)
+    async with code_client(package, fake=fake, environ={}) as (client, fake):
+        fake.reply(json_body={"data": [{"id": "1", "name": "a"}], "next_page": {"offset": "o1"}})
+        paged = await client.call_tool(RUN_QUERY, {"code": "p = await listThings(limit=1)\np['next_page']['offset']"})
+        typo = await client.call_tool(RUN_QUERY, {"code": "t = await getThing(id='1')\nt['nme']"})
+        search = (await client.call_tool(SEARCH, {"query": "list things", "limit": 1})).structured_content
+    assert value(paged) == "o1", text(paged)
+    assert typo.is_error and "nme" in text(typo) and "type-check" in text(typo)  # an item's keys stay exact
+    assert [r.raw_path for r in fake.requests] == ["/things"]  # the typo cost no call
+    assert search is not None
+    (found,) = search["operations"]
+    # the catalogue's output schemas spell out one object level (DEFAULT_OUTPUT_DEPTH): an
+    # envelope's items are objects of unknown keys
+    assert found["returns"] == "{data: list[object]}" and found["paging"] == "arguments limit, offset"
