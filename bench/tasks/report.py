@@ -61,6 +61,9 @@ def _suite_lines(title: str, tasks: Sequence[Task], outcomes: Sequence[Outcome])
         ("round trips (most)", "max_round_trips", 0),
     ):
         rows.append([label, *_best([med[m][key] for m in modes], digits=digits)])
+    common = [t.id for t in ran if all((o := by.get((t.id, m))) is not None and o.ok for m in modes)]
+    both = [median([float(by[t, m].read + by[t, m].written) for t in common]) for m in modes]
+    rows.append([f"tokens read + written (median of the {len(common)} tasks every mode answered)", *_best(both)])
     rows.append(["search misses (all tasks)", *[str(int(med[m]["misses"])) for m in modes]])
     rows.append(["answers correct", *[f"{int(med[m]['passed'])}/{int(med[m]['tasks'])}" for m in modes]])
     lines = [

@@ -18,8 +18,8 @@ for writes, a check of the state it leaves. Its transcripts are the calls a capa
   ``call_tool``.
 
 A search whose answer lacks the operation is a miss: the transcript asks again with a larger
-limit (``RETRY_LIMIT``) in one more turn and counts the miss; not finding it then fails the
-transcript, as does an answer that differs from the expected one.
+limit (``RETRY_LIMITS``) in one more turn and counts the miss; not finding it at the last fails
+the transcript, as does an answer that differs from the expected one.
 """
 
 from __future__ import annotations
@@ -102,9 +102,10 @@ def _missing(found: Any, names: tuple[str, ...]) -> list[str]:
     return [name for name in names if name not in text]
 
 
-# A search that misses is asked again, in one more turn, with this limit: the model reads the
-# wrong answer, then asks for more of the same query (a miss costs a round trip and what it reads).
-RETRY_LIMIT = 5
+# A search that misses is asked again, in one more turn, at the next of these limits: the model
+# reads the wrong answer, then asks for more of the same query (each miss costs a round trip and
+# what it reads). Not found at the last one, the transcript fails.
+RETRY_LIMITS = (5, 20)
 
 
 async def _searches(
@@ -113,16 +114,18 @@ async def _searches(
     ask: Callable[[Search, int], tuple[str, dict[str, Any]]],
     found: Callable[[Search, Any], bool],
 ) -> None:
-    """One turn of searches at each search's limit; the ones that miss again at RETRY_LIMIT."""
+    """One turn of searches at each search's limit; the ones that miss again, at larger limits."""
     results = await session.turn(*(ask(s, s.limit) for s in searches))
     missed = [s for s, result in zip(searches, results, strict=True) if not found(s, result)]
-    if not missed:
-        return
-    session.tally.misses += len(missed)
-    again = await session.turn(*(ask(s, max(RETRY_LIMIT, s.limit + 1)) for s in missed))
-    for search, result in zip(missed, again, strict=True):
-        if not found(search, result):
-            raise TranscriptError(f"{search.query!r} did not find {search.tool} at limit {RETRY_LIMIT}")
+    for limit in RETRY_LIMITS:
+        if not missed:
+            return
+        session.tally.misses += len(missed)
+        again = await session.turn(*(ask(s, max(limit, s.limit + 1)) for s in missed))
+        missed = [s for s, result in zip(missed, again, strict=True) if not found(s, result)]
+    if missed:
+        session.tally.misses += len(missed)
+        raise TranscriptError(f"{missed[0].query!r} did not find {missed[0].tool} at limit {RETRY_LIMITS[-1]}")
 
 
 async def run_discovery(task: Task, session: Session) -> Any:
