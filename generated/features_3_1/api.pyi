@@ -23,7 +23,7 @@ Model: TypeAlias = Any
 class GetTreeInput(TypedDict, closed=True):
     treeId: str
 
-class GetTreeOutput(TypedDict, total=False):
+class GetTreeOutput(TypedDict, total=False, extra_items=Any):
     label: str
     children: list[dict[str, Any]]
     parent: dict[str, Any] | None
@@ -39,7 +39,7 @@ class ReplaceTreeInput(TypedDict, closed=True):
     children: NotRequired[list[ReplaceTreeInputNode]]
     parent: NotRequired[ReplaceTreeInputNode | None]
 
-class ReplaceTreeOutput(TypedDict, total=False):
+class ReplaceTreeOutput(TypedDict, total=False, extra_items=Any):
     label: str
     children: list[dict[str, Any]]
     parent: dict[str, Any] | None
@@ -55,7 +55,7 @@ class SearchInput(TypedDict, closed=True):
     size: NotRequired[int | None]
     filter: NotRequired[Filter]
 
-class SearchOutput(TypedDict, total=False):
+class SearchOutput(TypedDict, total=False, extra_items=Any):
     hits: list[Any]
     total: int
 
