@@ -53,6 +53,7 @@ NEXT_PAGE_NAMES = frozenset(
     }
 )
 _SQUASH = re.compile(r"[-_$@.]")
+_IDENTITY = frozenset({"id", "gid", "uuid", "_id", "guid", "uid"})
 _MAX_DEPTH = 32  # $ref chains followed before giving up (a cycle, or a pathological schema)
 
 
@@ -125,8 +126,8 @@ def listing(schema: Any, *, skip: frozenset[str] = frozenset(), wrapped: str | N
     properties = {k: v for k, v in _properties(top, root).items() if k not in skip}
     arrays = [name for name, prop in properties.items() if _is_array(prop, root)]
     data = [name for name in arrays if name not in next_page_fields({name: None})]
-    if len(data) != 1:
-        return None
+    if len(data) != 1 or any(name.lower() in _IDENTITY for name in properties):
+        return None  # an object with its own id is a resource holding a list (an owner's pets), not a page
     item = _item(resolve(properties[data[0]], root), root)
     if item.get("type") not in (None, "object") and not _properties(item, root):
         return None  # an array of strings or numbers beside other fields: a detail, not a page

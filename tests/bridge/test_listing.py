@@ -97,3 +97,8 @@ def test_any_json_reads_without_raising(schema: Any) -> None:
     paging_note(["page"], schema)
     body(schema, wrapped=True)
     field_names(schema)
+
+
+def test_a_resource_with_its_own_id_holding_a_list_is_not_a_page() -> None:
+    owner = {"type": "object", "properties": {"id": {}, "name": {}, "pets": {"type": "array", "items": OBJ}}}
+    assert listing(owner) is None
