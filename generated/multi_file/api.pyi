@@ -23,7 +23,7 @@ Model: TypeAlias = Any
 class GetOwnerInput(TypedDict, closed=True):
     ownerId: int
 
-class GetOwnerOutput(TypedDict, total=False, extra_items=Any):
+class GetOwnerOutput(TypedDict, total=False):
     id: int
     name: str
     pets: list[dict[str, Any]]
