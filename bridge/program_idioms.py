@@ -23,7 +23,7 @@ import difflib
 import re
 from collections.abc import Iterable
 
-__all__ = ["AVAILABLE_MODULES", "MISSING_BUILTINS", "refusals", "rewrite", "unknown_name_hints"]
+__all__ = ["AVAILABLE_MODULES", "MISSING_BUILTINS", "prepare", "refusals", "rewrite", "unknown_name_hints"]
 
 _ONE_SHOT = frozenset({"zip", "enumerate", "reversed", "map", "filter"})
 # Builtins the sandbox does not have, and what to write instead.
@@ -81,13 +81,26 @@ def _wrapped(tree: ast.AST) -> tuple[list[ast.expr], set[int]]:
     return found, shared
 
 
-def rewrite(code: str) -> str:
-    """``code`` with generator expressions (and ``next``'s one-shot arguments) made iterators."""
-    if "(" not in code:
-        return code
+def prepare(code: str) -> tuple[str, list[str]]:
+    """``code`` as the sandbox should run it, and what it cannot run (each with what to write
+    instead; empty: nothing). One parse, linear in the program's length."""
     tree = _parse(code)
     if tree is None:
-        return code
+        return code, []
+    return _rewritten(code, tree), _refused(tree)
+
+
+def rewrite(code: str) -> str:
+    """``code`` with generator expressions (and ``next``'s one-shot arguments) made iterators."""
+    return prepare(code)[0]
+
+
+def refusals(code: str) -> list[str]:
+    """What the sandbox cannot run in ``code``, each with what to write instead (empty: nothing)."""
+    return prepare(code)[1]
+
+
+def _rewritten(code: str, tree: ast.Module) -> str:
     targets, shared = _wrapped(tree)
     if not targets:
         return code
@@ -95,39 +108,37 @@ def rewrite(code: str) -> str:
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
+    encoded: dict[int, bytes] = {}
 
     def offset(line: int, column: int) -> int:
         # ast columns count UTF-8 bytes
-        text = lines[line - 1].encode("utf-8")[:column].decode("utf-8", errors="ignore")
-        return starts[line - 1] + len(text)
+        raw = encoded.setdefault(line, lines[line - 1].encode("utf-8"))
+        return starts[line - 1] + len(raw[:column].decode("utf-8", errors="ignore"))
 
-    inserts: list[tuple[int, int, str]] = []  # (offset, order, text): closers before openers at one offset
+    inserts: list[tuple[int, int, str]] = []  # (offset, order, text): at one offset, closers first
     for node in targets:
         if node.end_lineno is None or node.end_col_offset is None:
             continue
         inside = 1 if id(node) in shared else 0  # within the call's own parentheses
         inserts.append((offset(node.lineno, node.col_offset) + inside, 1, "iter("))
         inserts.append((offset(node.end_lineno, node.end_col_offset) - inside, 0, ")"))
-    out = code
-    for position, _, text in sorted(inserts, key=lambda i: (i[0], i[1]), reverse=True):
-        out = out[:position] + text + out[position:]
-    return out
+    pieces: list[str] = []
+    done = 0
+    for position, _, text in sorted(inserts):
+        pieces += [code[done:position], text]
+        done = position
+    pieces.append(code[done:])
+    return "".join(pieces)
 
 
-def refusals(code: str) -> list[str]:
-    """What the sandbox cannot run in ``code``, each with what to write instead (empty: nothing)."""
-    tree = _parse(code)
-    if tree is None:
-        return []
-    found = []
+def _refused(tree: ast.Module) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Yield | ast.YieldFrom):
-            found.append(
+            return [
                 f"line {node.lineno}: generator functions (`yield`) do not run in the sandbox; "
                 "build a list and return it, or use a generator expression"
-            )
-            break
-    return found
+            ]
+    return []
 
 
 def unknown_name_hints(diagnostic: str, functions: Iterable[str], search_tool: str) -> list[str]:

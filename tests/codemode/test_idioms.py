@@ -243,3 +243,23 @@ async def test_a_page_reads_paging_fields_its_spec_leaves_out_and_items_stay_exa
     # the catalogue's output schemas spell out one object level (DEFAULT_OUTPUT_DEPTH): an
     # envelope's items are objects of unknown keys
     assert found["returns"] == "{data: list[object]}" and found["paging"] == "arguments limit, offset"
+
+
+async def test_a_long_program_is_parsed_off_the_event_loop(package: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from bridge import codemode as codemode_module
+
+    threads: list[threading.Thread] = []
+    real = codemode_module.prepare
+
+    def spy(code: str) -> tuple[str, list[str]]:
+        threads.append(threading.current_thread())
+        return real(code)
+
+    monkeypatch.setattr(codemode_module, "prepare", spy)
+    program = "x = sum(a for a in range(3))\n" * 3000 + "def g():\n    yield 1\n"  # about 90 KB, refused
+    async with code_client(package) as (client, fake):
+        result = await client.call_tool(RUN_QUERY, {"code": program})
+    assert result.is_error and "yield" in text(result) and fake.requests == []
+    assert threads and all(t is not threading.main_thread() for t in threads)
