@@ -15,7 +15,7 @@ from bridge.cli import err as _err
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option(
     "--mode",
-    type=click.Choice(["tools", "discovery"]),
+    type=click.Choice(["tools", "discovery", "code"]),
     default=None,
     help="Inspect the tool list of this mode [default: the package's].",
 )

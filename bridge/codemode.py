@@ -33,6 +33,8 @@ from bridge.catalogue import Catalogue, ToolEntry, WorkflowEntry, stub_entries
 from bridge.discovery import Discovery, _hints, _summary
 from bridge.errors import ToolError
 from bridge.http_tools import HttpRuntime
+from bridge.listing import body, paging_note, shape_line
+from bridge.program_idioms import AVAILABLE_MODULES, prepare, unknown_name_hints
 from bridge.program_result import Printed, program_result
 from bridge.sandbox import HostCalls, ProgramError, Sandbox
 from bridge.scopes import allows, caller_scopes
@@ -97,6 +99,29 @@ class _Operation:
     @property
     def read_only(self) -> bool:
         return bool(_hints(self.tool.annotations)["readOnlyHint"])
+
+
+def _effect(tool: Tool) -> str:
+    """The annotations in the words the stubs use: read-only, writes (idempotent), destructive."""
+    hints = _hints(tool.annotations)
+    if hints["readOnlyHint"]:
+        return "read-only"
+    if hints["destructiveHint"]:
+        return "destructive"
+    return "writes, idempotent" if hints["idempotentHint"] else "writes"
+
+
+def _shape(op: _Operation) -> dict[str, str]:
+    """``returns``: the result's fields a program reads; ``paging``: the arguments (Python names)
+    that ask for a page and the result fields that carry the next one (bridge/listing.py)."""
+    data = body(op.entry.output_schema, wrapped=op.entry.binding.wrap_output)
+    python = {arg: py for py, arg in op.names.items()}
+    out = {}
+    if (line := shape_line(data)) is not None:
+        out["returns"] = line
+    if (note := paging_note([python.get(a, a) for a in op.entry.binding.page_args], data)) is not None:
+        out["paging"] = note
+    return out
 
 
 def _rank(discovery: Discovery, query: str, limit: int) -> tuple[list[str], int]:
@@ -191,7 +216,7 @@ class CodeMode:
     async def search(self, query: str, *, limit: int, detail: bool, name: str | None) -> dict[str, Any]:
         visible = self.allowed(read_only=False)
         if name is not None:
-            op = visible.get(name) or visible.get(self._by_tool.get(name, ""))
+            op = visible.get(name) or visible.get(self._by_tool.get(self.discovery.resolve(name), ""))
             if op is None:
                 close = [f for f in self._ranked(name.replace("_", " "), 5)[0] if f in visible]
                 hint = f" Did you mean: {', '.join(close)}?" if close else ""
@@ -212,17 +237,16 @@ class CodeMode:
         return [self._by_tool[t] for t in tools if t in self._by_tool], matched
 
     async def _describe(self, ops: Sequence[_Operation], *, signatures: bool = False) -> list[dict[str, Any]]:
-        """Name, summary, operation and annotations of each; ``signatures``: with its signature too
-        (left out when the stub that follows holds it)."""
+        """Name, summary, operation and effect of each; ``signatures``: with its signature, the shape
+        of its result and how it pages (left out when the stubs that follow say it all)."""
         index = await self.stubs.index_for([op.function for op in ops]) if signatures else None
         out = []
         for op in ops:
             item: dict[str, Any] = {"name": op.function}
             if index is not None:
                 item["signature"] = index.signature(op.function) or f"async def {op.function}(**arguments: Any) -> Any"
-            item.update(
-                summary=_summary(op.tool), operation=op.entry.operation, annotations=_hints(op.tool.annotations)
-            )
+                item.update(_shape(op))
+            item.update(summary=_summary(op.tool), operation=op.entry.operation, effect=_effect(op.tool))
             out.append(item)
         return out
 
@@ -231,6 +255,10 @@ class CodeMode:
     async def run(self, code: str, ctx: ToolContext, *, read_only: bool) -> mcp_types.CallToolResult:
         if len(code) > MAX_CODE_CHARS:
             raise ProgramError(f"The program is longer than {MAX_CODE_CHARS:,} characters.")
+        # Parsing a long program takes a while (about 0.15 s for 100 KB): not on the event loop.
+        runnable, refused = await anyio.to_thread.run_sync(prepare, code)
+        if refused:
+            raise ProgramError("The program cannot run in the sandbox (no API call was made):\n" + "\n".join(refused))
         allowed = self.allowed(read_only=read_only)
         named = list(dict.fromkeys(_NAME.findall(code)))
         used = [n for n in named if n in allowed]
@@ -244,13 +272,14 @@ class CodeMode:
         functions = {name: self._host_function(allowed[name], context, calls) for name in used}
         try:
             value, printed = await self.sandbox.run(
-                code, stubs=stubs, prelude=PRELUDE, functions=functions, calls=calls
+                runnable, stubs=stubs, prelude=PRELUDE, functions=functions, calls=calls
             )
         except ProgramError as exc:
             # Only writes refused by run_query are explained: a function beyond the caller's scopes is
             # as unknown as one that does not exist (search does not show it either).
             visible = self.allowed(read_only=False)
             hints = self._refusal_hints([n for n in named if n in visible and n not in allowed], read_only)
+            hints += unknown_name_hints(str(exc), [n for n in allowed if n not in named], SEARCH)
             if hints:
                 raise ProgramError(str(exc) + "\n" + "\n".join(hints)) from None
             raise
@@ -317,11 +346,14 @@ def code_registry(mode: CodeMode) -> ToolRegistry:
     async def run_code(args: dict[str, Any], ctx: ToolContext) -> mcp_types.CallToolResult:
         return await mode.run(str(args["code"]), ctx, read_only=False)
 
+    limits = mode.sandbox.limits
     program = (
-        "Python run in a sandbox (no imports of the host, files or network). API functions are async and "
-        "take keyword arguments: `pets = await list_pets(limit=5)`; `asyncio.gather` runs calls together. "
-        "A failed call raises ApiError (api_status(error) gives its HTTP status). The last expression is "
-        "the result. The program is type-checked against the functions' stubs first."
+        "Python in a sandbox: no files, network or `yield`; modules: "
+        f"{', '.join(AVAILABLE_MODULES)}. Per program: {limits.max_calls} API calls, {limits.wall_seconds:g} s, "
+        f"{limits.memory_bytes // 2**20} MB. API functions are async and take keyword arguments: "
+        "`pets = await list_pets(limit=5)`; `asyncio.gather` runs calls together. A failed call raises "
+        "ApiError (api_status(error) gives its HTTP status). The last expression is the result. The program "
+        "is type-checked against the functions' stubs first."
     )
     code_schema = {
         "type": "object",
@@ -336,9 +368,9 @@ def code_registry(mode: CodeMode) -> ToolRegistry:
             run=search,
             title="Search operations",
             description=(
-                f"Find functions of {api} ({len(mode)} operations) by words; returns Python signatures, "
-                "one-line summaries and annotations. `detail: true` or `name` gives full stubs instead "
-                "(with docstrings and the TypedDicts of arguments and results)."
+                f"Find functions of {api} ({len(mode)} operations) by words; returns Python signatures, the "
+                "fields of each result, how it pages, one-line summaries and effects. `detail: true` or `name` "
+                "gives full stubs instead (docstrings and the TypedDicts of arguments and results)."
             ),
             input_schema={
                 "type": "object",
@@ -371,7 +403,7 @@ def code_registry(mode: CodeMode) -> ToolRegistry:
                 title="Run a program",
                 description=(
                     f"Run a Python program that may call every function of {api}, including ones that "
-                    f"change or delete data (check annotations with {SEARCH}). {program}"
+                    f"change or delete data (each one's effect is in {SEARCH}). {program}"
                 ),
                 input_schema=code_schema,
                 annotations=mode.run_code_annotations(),

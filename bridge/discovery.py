@@ -26,7 +26,7 @@ from bridge.catalogue import OPERATION_META_KEY, Catalogue
 from bridge.errors import ToolError
 from bridge.invoke import invoke
 from bridge.scopes import allows, caller_scopes
-from bridge.search import SearchEntry, SearchIndex
+from bridge.search import SearchEntry, SearchIndex, returns_list
 from bridge.tools import Tool, ToolContext, ToolRegistry
 from bridge.validation import ArgumentValidator
 
@@ -55,6 +55,10 @@ def _summary(tool: Tool) -> str:
     text = tool.title or tool.description.split("\n", 1)[0]
     text = " ".join(text.split())
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1].rstrip() + "…"
+
+
+def _spelt_operation(text: str) -> str:
+    return " ".join(text[:2000].split()).casefold()
 
 
 def _hints(annotations: Mapping[str, Any] | None) -> dict[str, bool]:
@@ -91,6 +95,8 @@ class Discovery:
             operation = (tool.meta or {}).get(OPERATION_META_KEY)
             self._docs.append(_Doc(tool, operation if isinstance(operation, str) else None))
         self._by_name = {doc.tool.name: doc for doc in self._docs}
+        # "GET /pets/{petId}" names an operation as well as its tool name does (case and spacing aside).
+        self._by_operation = {_spelt_operation(doc.operation): doc.tool.name for doc in self._docs if doc.operation}
         self._index = SearchIndex(
             SearchEntry(
                 name=doc.tool.name,
@@ -99,6 +105,7 @@ class Discovery:
                 description=doc.tool.description,
                 tags=tuple(tags.get(doc.tool.name, ())),
                 deprecated=doc.tool.name in deprecated,
+                returns_list=returns_list(doc.tool.output_schema),
             )
             for doc in self._docs
         )
@@ -135,7 +142,14 @@ class Discovery:
 
     # ----------------------------------------------------------------------------- describe
 
+    def resolve(self, name: str) -> str:
+        """The tool name ``name`` means: itself, or the tool of the operation ``METHOD /path`` it spells."""
+        if name in self._by_name:
+            return name
+        return self._by_operation.get(_spelt_operation(name), name)
+
     def _tool(self, name: str) -> Tool:
+        name = self.resolve(name)
         tool = self._registry.get(name)
         if tool is not None and tool.scopes and not allows(tool.scopes, caller_scopes()):
             tool = None  # beyond the caller's scopes: answered as an unknown name, as search hides it
@@ -235,7 +249,7 @@ def discovery_registry(registry: ToolRegistry, catalogue: Catalogue | None = Non
         arguments = args.get("arguments")
         return await discovery.call(str(args["name"]), arguments if isinstance(arguments, dict) else {}, ctx)
 
-    name_schema = {"type": "string", "description": f"An operation name from {SEARCH}."}
+    name_schema = {"type": "string", "description": f"An operation name from {SEARCH}, or its `METHOD /path`."}
     return ToolRegistry(
         [
             Tool(

@@ -82,13 +82,23 @@ def inspect_target(target: str, *, mode: str | None = None, npm_dirs: Sequence[P
     from bridge.server import wire_tool  # the exact tools/list form
 
     catalogue, package_dir = _load(target)
-    served_mode: ServeMode = "discovery" if (mode or catalogue.mode) == "discovery" else "tools"
+    chosen = mode or catalogue.mode
+    served_mode: ServeMode = "discovery" if chosen == "discovery" else "code" if chosen == "code" else "tools"
     runtime = build_runtime(catalogue, ServeOptions(base_url=_DUMMY_BASE_URL), environ={})
     registry = build_registry(catalogue, runtime, package_dir)
+    code = None
     if served_mode == "discovery":
         from bridge.discovery import discovery_registry
 
         served = discovery_registry(registry, catalogue)
+    elif served_mode == "code":
+        from bridge.codemode import CodeMode, code_registry
+        from bridge.sandbox import Sandbox
+        from bridge.stubsource import stub_source
+
+        # The tool list only: the sandbox's workers start with a program, and none runs here.
+        code = CodeMode(catalogue, registry, runtime, stub_source(package_dir, catalogue.tools), Sandbox())
+        served = code_registry(code)
     else:
         served = registry
     counter = load_counter(npm_dirs=npm_dirs)
@@ -100,7 +110,7 @@ def inspect_target(target: str, *, mode: str | None = None, npm_dirs: Sequence[P
         exact=counter.exact,
         counter=counter.source,
         operations=len(registry),
-        instructions_tokens=counter.count(server_instructions(catalogue, served_mode, len(registry))),
+        instructions_tokens=counter.count(server_instructions(catalogue, served_mode, len(registry), code=code)),
     )
     for tool in served:
         wire = wire_tool(tool).model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -12,9 +12,17 @@
    query's words the entry answers (Lucene's coordination factor). Words are lower-cased and
    lightly stemmed (``pods``/``pod``, ``namespaced``/``namespace`` meet), words of one meaning
    are spelt alike (``repository`` is ``repo``, ``read`` is ``get``), and a query word also
-   matches, at a discount, a short table of near-synonyms (``remove`` -> ``delete``) and the few
-   most common longer words it begins (``deploy`` -> ``deployment``).
-3. A deprecated operation (OpenAPI ``deprecated: true``, or a description sentence that starts
+   matches, at a discount, a short table of near-synonyms (``remove`` -> ``delete``, ``comment``
+   -> ``story``: bridge/search_words.py), the few most common longer words it begins (``deploy``
+   -> ``deployment``) and compounds it ends (``hook`` -> ``webhook``); two query words the index
+   knows as one are that word (``sub tasks`` -> ``subtask``). A generic verb ("list", "get",
+   "create") weighs ``VERB_TEXT_FACTOR``: it counts through step 3, since in an operation's text
+   it is often a noun ("user task list").
+3. Times how well the operation fits the request (bridge/search_intent.py): the verb's intent
+   against the operation's method and result (a listing for "list", ``GET /xs/{id}`` for "get a
+   x"), and the query's nouns against the path ("list tasks in a project" is
+   ``GET /projects/{id}/tasks``, not ``GET /tasks/{id}/projects``).
+4. A deprecated operation (OpenAPI ``deprecated: true``, or a description sentence that starts
    with "deprecated", Kubernetes' convention) has its score cut to ``DEPRECATED_FACTOR``: it
    ranks below its replacement, which shares its words, unless it is asked for by name.
 
@@ -37,9 +45,14 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from bridge.catalogue import ToolEntry
+from bridge.listing import listing
+from bridge.result_shape import MARKER_KEY
+from bridge.search_intent import Request, Traits, fit, parse, traits
+from bridge.search_words import SYNONYMS, meaningful, raw_words, spelt, stem, words
 
 __all__ = [
     "DEPRECATED_FACTOR",
@@ -59,145 +72,22 @@ MAX_EXPANSIONS = 4
 # How many vocabulary words sharing a prefix are looked at before the most common are kept.
 _EXPANSION_CANDIDATES = 64
 _PREFIX_MIN, _PREFIX_MAX = 3, 8
+_SUFFIX_MIN = 4
 _SENTENCE_CHARS = 300
 
 FIELD_WEIGHTS = {"name": 3.0, "summary": 2.0, "path": 1.0, "tags": 0.5, "description": 0.5}
 PREFIX_FACTOR = 0.4
+COMPOUND_FACTOR = 0.4
 SYNONYM_FACTOR = 0.5
+# A generic verb ("list", "get", "create") counts through the operation's kind (bridge/search_intent.py);
+# its text, often a noun elsewhere ("user task list"), weighs this much and is not a word to answer.
+VERB_TEXT_FACTOR = 0.3
 DEPRECATED_FACTOR = 0.2
 # A summary holding the query's words in the query's order, next to one another ("list pull
 # requests" in "List pull requests"), and one that is exactly those words: the operation the words
 # name, over one that merely uses them ("Get all requested reviewers for a pull request").
 PHRASE_FACTOR = 1.5
 EXACT_SUMMARY_FACTOR = 2.0
-
-# Words that say nothing about which operation is meant; dropped unless nothing else is left.
-_STOP = frozenset(
-    "a an and are as at be by can do does for from how i in into is it its me my of on or our please "
-    "some that the their this to via what which with you your".split()
-)
-# Words that mean the same in API descriptions: each is indexed and queried as the group's first.
-_SAME = (
-    ("get", "read", "fetch", "retrieve"),
-    ("delete", "destroy", "erase"),
-    ("repo", "repository"),
-    ("org", "organization", "organisation"),
-    ("config", "configuration"),
-    ("env", "environment"),
-    ("app", "application"),
-    ("info", "information"),
-    ("stat", "statistic", "stats"),
-    ("msg", "message"),
-)
-# Words that often mean one another: each of a group's words also matches the others, at SYNONYM_FACTOR.
-_NEAR = (
-    ("get", "show", "view", "describe", "inspect"),
-    ("delete", "remove", "drop"),
-    ("create", "add", "make"),
-    ("update", "edit", "modify", "change", "patch"),
-    ("list", "enumerate", "browse"),
-    ("find", "search", "query", "lookup"),
-    ("run", "trigger", "execute", "exec", "start"),
-)
-# One way only: in a query these are verbs (set a secret, open an issue, publish a release); in an
-# API's text they are often a noun or a state (StatefulSet, open issues, unpublished).
-_ONE_WAY = {
-    "set": ("update", "create"),
-    "open": ("create",),
-    "new": ("create",),
-    "publish": ("create",),
-    "register": ("create",),
-}
-
-# Runs of letters and digits (any script); underscores, punctuation and spaces separate them.
-_RUN = re.compile(r"[^\W_]+")
-_VOWELS = frozenset("aeiouy")
-
-
-def _split_case(run: str) -> list[str]:
-    """``listCoreV1NamespacedPod`` -> list, Core, V1, Namespaced, Pod; ``HTTPServer`` -> HTTP, Server."""
-    parts: list[str] = []
-    start = 0
-    for i in range(1, len(run)):
-        char, before = run[i], run[i - 1]
-        if char.isupper() and (
-            before.islower() or before.isdigit() or (before.isupper() and i + 1 < len(run) and run[i + 1].islower())
-        ):
-            parts.append(run[start:i])
-            start = i
-    parts.append(run[start:])
-    return parts
-
-
-def _undouble(word: str) -> str:
-    if len(word) > 2 and word[-1] == word[-2] and word[-1] not in "lsz":
-        return word[:-1]
-    return word
-
-
-def _has_vowel(word: str) -> bool:
-    return any(char in _VOWELS for char in word)
-
-
-def stem(word: str) -> str:
-    """A light English stemmer, applied alike to the index and the query, so only agreement matters:
-    plurals, ``-ed``/``-ing`` and a final ``e`` go (``namespaced``, ``namespaces`` -> ``namespac``)."""
-    if len(word) < 4 or not word.isalpha():
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("sses"):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if word.endswith("ed") and len(word) > 4 and _has_vowel(word[:-2]):
-        word = _undouble(word[:-2])
-    elif word.endswith("ing") and len(word) > 5 and _has_vowel(word[:-3]):
-        word = _undouble(word[:-3])
-    if word.endswith("e") and len(word) > 4:
-        word = word[:-1]
-    return word
-
-
-def _canonical_table() -> dict[str, str]:
-    table: dict[str, str] = {}
-    for group in _SAME:
-        for word in group[1:]:
-            table[stem(word)] = stem(group[0])
-    return table
-
-
-_CANONICAL = _canonical_table()
-
-
-def words(text: str) -> list[str]:
-    """Lower-case, stemmed words of ``text``: split at separators, ``/``, braces and case changes;
-    words of one meaning (``repository``, ``repo``) are spelt alike."""
-    found = (stem(part.casefold()) for run in _RUN.findall(text) for part in _split_case(run))
-    return [_CANONICAL.get(word, word) for word in found]
-
-
-def _meaningful(text: str) -> list[str]:
-    found = words(text)
-    kept = [word for word in found if word not in _STOP]
-    return kept or found
-
-
-def _synonym_table() -> dict[str, tuple[str, ...]]:
-    def spelt(word: str) -> str:
-        return _CANONICAL.get(stem(word), stem(word))
-
-    table: dict[str, list[str]] = defaultdict(list)
-    for group in _NEAR:
-        spellings = list(dict.fromkeys(spelt(word) for word in group))
-        for word in spellings:
-            table[word].extend(other for other in spellings if other != word)
-    for word, others in _ONE_WAY.items():
-        table[spelt(word)].extend(spelt(other) for other in others)
-    return {word: tuple(dict.fromkeys(others)) for word, others in table.items()}
-
-
-_SYNONYM_TABLE = _synonym_table()
 
 
 def first_sentence(text: str) -> str:
@@ -234,6 +124,8 @@ class SearchEntry:
     description: str = ""
     tags: tuple[str, ...] = ()
     deprecated: bool = False
+    # Whether its result is an array or a page (bridge/listing.py); None: no result schema.
+    returns_list: bool | None = None
 
     @classmethod
     def of(cls, entry: ToolEntry) -> SearchEntry:
@@ -245,10 +137,24 @@ class SearchEntry:
             description=entry.description,
             tags=entry.tags,
             deprecated=entry.deprecated,
+            returns_list=returns_list(entry.output_schema),
         )
 
 
-def _fields(entry: SearchEntry) -> dict[str, list[str]]:
+def returns_list(output_schema: Any) -> bool | None:
+    """Whether a tool's output schema is a listing's (None when it has none)."""
+    if not isinstance(output_schema, dict):
+        return None
+    return listing(output_schema, skip=frozenset({MARKER_KEY})) is not None
+
+
+def _traits(entry: SearchEntry, summary: str) -> Traits:
+    method, _, path = (entry.operation or "").partition(" ")
+    return traits(method, path, entry.name, summary, entry.returns_list)
+
+
+def _summary_text(entry: SearchEntry) -> tuple[str, str]:
+    """The summary (the description's first sentence when there is none) and the rest of the description."""
     description = entry.description.strip()
     if description.casefold().startswith(_DEPRECATED_PREFIX):
         description = description[len(_DEPRECATED_PREFIX) :].lstrip()
@@ -257,12 +163,17 @@ def _fields(entry: SearchEntry) -> dict[str, list[str]]:
         description = description[len(summary) :]
     elif not summary:  # no summary: the description's first sentence stands in for it
         summary, description = first_sentence(description), description[len(first_sentence(description)) :]
+    return summary, description
+
+
+def _fields(entry: SearchEntry) -> dict[str, list[str]]:
+    summary, description = _summary_text(entry)
     return {
-        "name": _meaningful(entry.name),
-        "summary": _meaningful(summary[:_SENTENCE_CHARS]),
-        "path": _meaningful(entry.operation.split(" ", 1)[-1] if entry.operation else ""),
-        "tags": _meaningful(" ".join(entry.tags)),
-        "description": _meaningful(first_sentence(description.lstrip(". \n"))),
+        "name": meaningful(entry.name),
+        "summary": meaningful(summary[:_SENTENCE_CHARS]),
+        "path": meaningful(entry.operation.split(" ", 1)[-1] if entry.operation else ""),
+        "tags": meaningful(" ".join(entry.tags)),
+        "description": meaningful(first_sentence(description.lstrip(". \n"))),
     }
 
 
@@ -294,6 +205,7 @@ class SearchIndex:
                         held.append(position)
         self._postings = dict(postings)
         self._summaries = tuple(columns["summary"])
+        self._traits = tuple(_traits(entry, _summary_text(entry)[0]) for entry in self._entries)
         # Imported here: numpy comes with it, and serving in tools mode never searches.
         from rank_bm25 import BM25Plus
 
@@ -302,9 +214,13 @@ class SearchIndex:
             field: BM25Plus(column, k1=1.2, b=0.75, delta=0.0) for field, column in columns.items() if any(column)
         }
         self._prefixes: dict[str, list[str]] = defaultdict(list)
+        self._suffixes: dict[str, list[str]] = defaultdict(list)
         for word in self._postings:
             for size in range(_PREFIX_MIN, min(len(word) - 1, _PREFIX_MAX) + 1):
                 self._prefixes[word[:size]].append(word)
+            # A compound's head: "webhook" ends with "hook", "subtask" with "task".
+            for size in range(_SUFFIX_MIN, len(word) - _PREFIX_MIN + 1):
+                self._suffixes[word[-size:]].append(word)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -320,7 +236,7 @@ class SearchIndex:
         found = [(term, 1.0)]
         found += [
             (other, SYNONYM_FACTOR)
-            for other in _SYNONYM_TABLE.get(term, ())
+            for other in SYNONYMS.get(term, ())
             if other in self._postings and other not in terms
         ]
         if len(term) >= _PREFIX_MIN:
@@ -331,12 +247,19 @@ class SearchIndex:
             ]
             longer.sort(key=lambda word: -len(self._postings[word]))
             found += [(word, PREFIX_FACTOR) for word in longer[:MAX_EXPANSIONS]]
+        if len(term) >= _SUFFIX_MIN:
+            heads = [w for w in self._suffixes.get(term, [])[:_EXPANSION_CANDIDATES] if w not in terms]
+            heads.sort(key=lambda word: -len(self._postings[word]))
+            found += [(word, COMPOUND_FACTOR) for word in heads[:MAX_EXPANSIONS]]
         return found
 
-    def _scores(self, terms: Sequence[str]) -> dict[int, float]:
+    def _scores(self, terms: Sequence[str], soft: frozenset[str] = frozenset()) -> dict[int, float]:
+        """BM25 summed over the query's words, times the coordination factor and the phrase factor;
+        a ``soft`` word (a generic verb) weighs VERB_TEXT_FACTOR, in the coordination too."""
         total: dict[int, float] = defaultdict(float)
-        matched: dict[int, int] = defaultdict(int)
+        matched: dict[int, float] = defaultdict(float)
         for term in terms:
+            share = VERB_TEXT_FACTOR if term in soft else 1.0
             # A query word counts once per entry: through its best-scoring spelling.
             best: dict[int, float] = {}
             for word, weight in self._expansions(term, terms):
@@ -346,7 +269,7 @@ class SearchIndex:
                 summed = [0.0] * len(held)
                 for field, bm25 in self._bm25.items():
                     if word in bm25.idf:
-                        field_weight = FIELD_WEIGHTS[field] * weight
+                        field_weight = FIELD_WEIGHTS[field] * weight * share
                         for i, value in enumerate(bm25.get_batch_scores([word], held)):
                             summed[i] += field_weight * value
                 for position, value in zip(held, summed, strict=True):
@@ -354,16 +277,31 @@ class SearchIndex:
                         best[position] = value
             for position, value in best.items():
                 total[position] += value
-                matched[position] += 1
+                matched[position] += share
         # Lucene's coordination factor: an entry that answers every word of the query beats one
         # that answers some of them very well (a summary "Create a pull request" for "open a pull
         # request", over "Request reviewers for a pull request").
         # The phrase is the query's words the index knows: a word no operation has is in no summary.
         known = [term for term in terms if term in self._postings]
+        words_asked = sum(VERB_TEXT_FACTOR if term in soft else 1.0 for term in terms)
         return {
-            position: value * matched[position] / len(terms) * self._phrase(position, known)
+            position: value * matched[position] / words_asked * self._phrase(position, known)
             for position, value in total.items()
         }
+
+    def _terms(self, query: str, request: Request) -> tuple[list[str], frozenset[str]]:
+        """The query's words to score (two that the index knows as one word joined: "sub tasks" is
+        "subtask"), and which of them is a generic verb."""
+        terms = list(dict.fromkeys(meaningful(query)))
+        for first, second in pairwise(raw_words(query)[: 4 * MAX_TERMS]):
+            joined = spelt(first + second)
+            if joined in self._postings and joined not in terms:
+                terms = [t for t in terms if t not in (spelt(first), spelt(second))] + [joined]
+        # A word the request implies: "how many tasks" asks for a count.
+        terms += [word for word in sorted(request.target) if word not in terms and word in self._postings]
+        terms = terms[:MAX_TERMS]
+        soft = frozenset({request.verb} & set(terms)) if request.verb and len(terms) > 1 else frozenset()
+        return terms, soft
 
     def _phrase(self, position: int, terms: Sequence[str]) -> float:
         """PHRASE_FACTOR or EXACT_SUMMARY_FACTOR when the summary says the query's words as a phrase."""
@@ -386,15 +324,16 @@ class SearchIndex:
             return []
         query = query[:MAX_QUERY_CHARS]
         exact = list(dict.fromkeys(self._exact.get(_normal(query), ())))
-        terms = list(dict.fromkeys(_meaningful(query)))[:MAX_TERMS]
+        request = parse(query)
+        terms, soft = self._terms(query, request)
         if not terms and not query.strip():
             order: Iterable[int] = range(len(self._entries))
         else:
-            scores = self._scores(terms)
+            scores = self._scores(terms, soft)
             first = set(exact)
             scored = sorted(
                 (
-                    (-value * self._factor[position], position)
+                    (-value * self._factor[position] * fit(request, self._traits[position]), position)
                     for position, value in scores.items()
                     if position not in first and value > 0.0
                 ),

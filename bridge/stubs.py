@@ -35,21 +35,37 @@ _NOT_IDENT = re.compile(r"[^A-Za-z0-9_]")
 
 # Monty has no class inheritance, so an API error is the built-in OSError under another name and
 # its HTTP status travels at the start of its message ("HTTP 404: ..."), read by api_status.
+# map and filter: Monty has neither; these return lists, which a program iterates as it would
+# Python's iterators (bridge/program_idioms.py makes ``next(map(...))`` work too).
 PRELUDE = """ApiError = OSError
 def api_status(error):
     text = str(error)
     if text.startswith("HTTP ") and text[5:8].isdigit():
         return int(text[5:8])
     return None
+def map(function, iterable, *iterables):
+    return [function(*items) for items in zip(iterable, *iterables)]
+def filter(function, iterable):
+    return [item for item in iterable if (item if function is None else function(item))]
 """
 PRELUDE_STUBS = '''ApiError = OSError
 """Raised by an API function: the call failed (an HTTP error status, bad arguments, a timeout)."""
 
 def api_status(error: BaseException) -> int | None:
     """The HTTP status of an ApiError (None when the call failed without an HTTP answer)."""
+
+from typing import Callable as _Callable, Iterable as _Iterable
+
+def map(function: _Callable[..., Any], iterable: _Iterable[Any], /, *iterables: _Iterable[Any]) -> list[Any]:
+    """Python's map, as a list."""
+
+def filter(function: _Callable[[Any], object] | None, iterable: _Iterable[Any], /) -> list[Any]:
+    """Python's filter, as a list."""
 '''
-PRELUDE_NAMES = frozenset({"ApiError", "api_status"})
-_PROGRAM_NAMES = frozenset({"asyncio", "json", "re", "math", "datetime", "print", "len", "range", "Any"})
+PRELUDE_NAMES = frozenset({"ApiError", "api_status", "map", "filter"})
+_PROGRAM_NAMES = frozenset(
+    {"asyncio", "json", "re", "math", "datetime", "print", "len", "range", "Any", "iter", "next", "zip", "sorted"}
+)
 
 
 def python_name(name: str) -> str:

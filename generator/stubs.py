@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from bridge.catalogue import ToolEntry
+from bridge.listing import listing, paging_note
 from bridge.result_shape import MARKER_KEY
 from bridge.stubs import PRELUDE_STUBS, argument_map, function_names
 from bridge.trim_fields import WRAP_KEY
@@ -261,7 +262,10 @@ def _function(entry: ToolEntry, name: str, base: str, declarations: Mapping[str,
     elif description:
         text = description
     renamed = [f"`{py}` is the argument `{arg}`." for py, arg in names.items() if py != arg]
-    doc = "\n\n".join(part for part in (text, _hints(entry), " ".join(renamed)) if part)
+    python = {arg: py for py, arg in names.items()}
+    paging = paging_note([python.get(a, a) for a in entry.binding.page_args], body_schema(entry))
+    pages = f"Pages: {paging}." if paging else ""
+    doc = "\n\n".join(part for part in (text, _hints(entry), pages, " ".join(renamed)) if part)
     return f"async def {name}({signature}) -> {output}:\n    {docstring(doc, '    ')}\n"
 
 
@@ -293,12 +297,33 @@ def render_stubs(
     body = [n for n in nodes if not isinstance(n, ast.ImportFrom)]
     declarations = {name: n for n in body for name in _names(n)}
     parts = [STUBS_HEADER + "\n".join(imports), PRELUDE_STUBS.rstrip("\n")]
-    parts += [ast.unparse(_total_false(n)) for n in body]
+    pages = {bases[e.name] + "Output" for e in entries if e.name not in untyped and _is_page(e)}
+    parts += [ast.unparse(_open_page(_total_false(n), pages)) for n in body]
     parts += [
         _function(e, functions[e.name], bases[e.name], declarations, e.name not in untyped).rstrip("\n")
         for e in entries
     ]
     return "\n\n".join(parts) + "\n"
+
+
+def _is_page(entry: ToolEntry) -> bool:
+    """Whether the result is a listing's envelope (``{"data": [...], ...}``), not a bare array."""
+    found = listing(body_schema(entry))
+    return found is not None and bool(found.items)
+
+
+def _open_page(node: ast.stmt, pages: set[str]) -> ast.stmt:
+    """A page's TypedDict also takes keys the spec does not declare, typed ``Any``
+    (``extra_items=Any``, PEP 728): envelopes carry paging fields their specs leave out (Asana's
+    ``next_page``), and a program reading one should not fail to type-check. Item types stay exact."""
+    if (
+        not isinstance(node, ast.ClassDef)
+        or node.name not in pages
+        or any(k.arg == "extra_items" for k in node.keywords)
+    ):
+        return node
+    keywords = [*node.keywords, ast.keyword(arg="extra_items", value=ast.Name("Any"))]
+    return ast.ClassDef(name=node.name, bases=node.bases, keywords=keywords, body=node.body, decorator_list=[])
 
 
 def _total_false(node: ast.stmt) -> ast.stmt:

@@ -2,7 +2,7 @@
 
     generator/  ──imports──▶  contract (bridge.catalogue, wire_rules, media_types, path_template,
                                result_shape, trim_schema, trim_fields, json_pointer, runtime_requirements,
-                               version, stubs, patterns, json_path, workflows.expressions/conditions)
+                               version, stubs, listing, patterns, json_path, workflows.expressions/conditions)
     bridge/     ──imports──▶  contract, and the generator only lazily, where a command needs it
 
 Contract modules import neither httpx nor the generator, nor any other bridge module.
@@ -36,6 +36,7 @@ CONTRACT = (
     "bridge.workflows",
     "bridge.workflows.expressions",
     "bridge.workflows.conditions",
+    "bridge.listing",
 )
 # bridge modules that may import the generator, inside a function only (the command that needs it).
 LAZY_GENERATOR_USERS = {"cli_generate", "cli_inspect", "serve", "demo", "inspect", "stubsource"}

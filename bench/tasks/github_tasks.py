@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from bench.tasks.github_world import PAGED_REPO
 from bench.tasks.task import Caller, Search, Task
 from bench.tasks.upstream import Upstream
 
@@ -316,5 +317,64 @@ return [{{'name': r['name'], 'stars': r['stargazers_count']}} for r in top]
 """,
 )
 
-TASKS = (RECENT, ORG_PRS, TOP_AUTHOR, NAMES, LABEL, STALE, STARRED)
+# ------------------------------------------------------------------------------- labels (pages)
+
+
+def labels_expected(up: Upstream) -> Any:
+    issues = [i for i in up.github.issues[f"{OWNER}/{PAGED_REPO}"] if i["state"] == "open"]
+    return dict(sorted(Counter(name for i in issues for name in _labels(i)).items()))
+
+
+async def labels_plan(call: Caller) -> Any:
+    args = {"owner": OWNER, "repo": PAGED_REPO, "state": "open", "per_page": 100, "fields": "labels.name"}
+    issues: list[Any] = []
+    page = 1
+    while True:
+        batch = items(await call.call("issues_list-for-repo", {**args, "page": page}))
+        issues += batch
+        if len(batch) < 100:
+            break
+        page += 1
+    return dict(sorted(Counter(name for i in issues for name in _labels(i)).items()))
+
+
+LABEL_COUNTS = Task(
+    "open-issue-labels",
+    "github",
+    f"For the open issues of {OWNER}/{PAGED_REPO}, how many carry each label (labels no open issue has left out)?",
+    labels_expected,
+    labels_plan,
+    (ISSUES,),
+    f"""issues, page = [], 1
+while True:
+    batch = await issues_list_for_repo(owner='{OWNER}', repo='{PAGED_REPO}', state='open', per_page=100, page=page)
+    issues += batch
+    if len(batch) < 100:
+        break
+    page += 1
+counts = {{}}
+for i in issues:
+    for label in i['labels']:
+        name = label if isinstance(label, str) else label['name']
+        counts[name] = counts.get(name, 0) + 1
+dict(sorted(counts.items()))
+""",
+    f"""issues, page = [], 1
+while True:
+    r = await call_tool('{{issues_list-for-repo}}', {{'owner': '{OWNER}', 'repo': '{PAGED_REPO}', 'state': 'open',
+                                                 'per_page': 100, 'page': page}})
+    issues += r['result']
+    if len(r['result']) < 100:
+        break
+    page += 1
+counts = {{}}
+for i in issues:
+    for label in i['labels']:
+        name = label if isinstance(label, str) else label['name']
+        counts[name] = counts.get(name, 0) + 1
+return dict(sorted(counts.items()))
+""",
+)
+
+TASKS = (RECENT, ORG_PRS, TOP_AUTHOR, NAMES, LABEL, STALE, STARRED, LABEL_COUNTS)
 OPERATIONS = sorted({s.tool for task in TASKS for s in task.searches})

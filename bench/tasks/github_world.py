@@ -26,6 +26,7 @@ from bench.github_repo import _complete
 
 SEED = 20261201
 ORG = "octo-org"
+PAGED_REPO, PAGED_ISSUES = "docs", 230
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 USERS = {
@@ -319,6 +320,14 @@ def build(spec_path: Path) -> GitHubWorld:
         repo["open_issues_count"] = sum(i["state"] == "open" for i in world.issues[full_name]) + sum(
             p["state"] == "open" for p in pulls
         )
+    # A repository with more open issues than one page holds (the paging task), drawn apart so the
+    # rest of the world is what it was before it.
+    paged, more = random.Random(SEED + 1), f"{ORG}/{PAGED_REPO}"
+    world.issues[more] += [_issue(spec, world, more, 1000 + n, paged) for n in range(PAGED_ISSUES)]
+    docs = next(r for r in world.repos if r["full_name"] == more)
+    docs["open_issues_count"] = sum(i["state"] == "open" for i in world.issues[more]) + sum(
+        p["state"] == "open" for p in world.pulls[more]
+    )
     errors = [e for u in world.users.values() for e in schema_errors(spec, "public-user", u)]
     errors += [e for r in world.repos for e in schema_errors(spec, "minimal-repository", r)]
     errors += [e for items in world.issues.values() for i in items for e in schema_errors(spec, "issue", i)]

@@ -1,7 +1,7 @@
 """Run the suite: every task in every mode, against the loopback upstream, through the official
 MCP Python client; then the code-mode programs again for their own overhead.
 
-One upstream serves both APIs (GitHub at its root, the petstore under ``/v2``); its worlds are
+One upstream serves every API (GitHub at its root, the petstore under ``/v2``, Asana under ``/asana``); its worlds are
 rebuilt before every transcript, so a write of one run is not seen by the next. Each (task, mode)
 is a fresh conversation: the tool list is read once per task.
 """
@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import OUT_DIR, median
-from bench.tasks import github_world, petstore_world, serving
+from bench.tasks import asana_world, github_world, petstore_world, serving
 from bench.tasks.session import Session
 from bench.tasks.task import Task, TranscriptError, run_code, run_discovery, run_fastmcp, run_tools
 from bench.tasks.upstream import Upstream
 from bench.tasks.upstream import serving as serving_upstream
 
 MODES = ("tools", "discovery", "code")
-SIGNATURES = "code, signatures only"
+FULL_STUBS = "code, full stubs"
 FASTMCP = "FastMCP code mode"
 OVERHEAD_WARMUP = 1
 OVERHEAD_RUNS = 5
@@ -53,6 +53,7 @@ class Outcome:
     written: int = 0
     round_trips: int = 0
     calls: int = 0
+    misses: int = 0
     program_ms: list[float] = field(default_factory=list)
     program_ms_server: list[float] = field(default_factory=list)
     seconds: float = 0.0
@@ -104,6 +105,7 @@ async def _attempt(
     tally = session.tally
     outcome.read, outcome.list_tokens, outcome.written = tally.read, tally.list_tokens, tally.written
     outcome.round_trips, outcome.calls, outcome.program_ms = tally.round_trips, tally.calls, list(tally.program_ms)
+    outcome.misses = tally.misses
     outcome.program_ms_server = list(tally.program_ms_server)
     return outcome
 
@@ -128,9 +130,9 @@ async def run_api(
                 if overhead_runs and outcome.ok:
                     overhead[task.id] = await _overhead(task, client, counter, up, intervals, overhead_runs)
                 session = Session(client, counter, up, intervals)
-                variant = Outcome(task.id, api.label, SIGNATURES)
-                attempt = functools.partial(run_code, task, session, detail=False)
-                outcomes.append(await _attempt(task, SIGNATURES, session, up, attempt, variant))
+                variant = Outcome(task.id, api.label, FULL_STUBS)
+                attempt = functools.partial(run_code, task, session, detail=True)
+                outcomes.append(await _attempt(task, FULL_STUBS, session, up, attempt, variant))
     return outcomes, overhead
 
 
@@ -170,13 +172,16 @@ async def upstream(apis: Sequence[Api]) -> AsyncIterator[tuple[Upstream, str]]:
     labels = {a.label: a for a in apis}
     github = frozen(lambda: github_world.build(labels["github"].spec)) if "github" in labels else None
     petstore = frozen(lambda: petstore_world.build(labels["petstore"].spec)) if "petstore" in labels else None
-    app = Upstream(github, petstore)
+    asana = frozen(asana_world.build) if "asana" in labels else None
+    app = Upstream(github, petstore, asana)
     with serving_upstream(app) as url:
         yield app, url
 
 
 def summary(outcomes: Sequence[Outcome], mode: str) -> dict[str, float]:
     mine = [o for o in outcomes if o.mode == mode]
+    if not mine:
+        return {}
     return {
         "read": median([o.read for o in mine]),
         "written": median([o.written for o in mine]),
@@ -185,4 +190,5 @@ def summary(outcomes: Sequence[Outcome], mode: str) -> dict[str, float]:
         "max_round_trips": max((o.round_trips for o in mine), default=0),
         "passed": sum(o.ok for o in mine),
         "tasks": len(mine),
+        "misses": sum(o.misses for o in mine),
     }

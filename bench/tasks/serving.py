@@ -40,11 +40,27 @@ def package(spec: Path, label: str, *, include: Sequence[str] = (), root: Path =
 
     out = root / label
     stamp = out / ".tasks-stamp"
-    key = json.dumps({"spec": str(spec), "mtime": spec.stat().st_mtime, "include": list(include)})
+    key = json.dumps(
+        {"spec": str(spec), "mtime": spec.stat().st_mtime, "include": list(include), "generator": _generator_digest()}
+    )
     if not (stamp.is_file() and stamp.read_text(encoding="utf-8") == key):
         generate(str(spec), out, GenerateOptions(include_operations=tuple(include)))
         stamp.write_text(key, encoding="utf-8")
     return out
+
+
+def _generator_digest() -> str:
+    """A digest of the code that writes a package, so a changed generator regenerates it."""
+    import hashlib
+
+    import bridge
+    import generator
+
+    digest = hashlib.sha256()
+    for root in (Path(generator.__file__).parent, Path(bridge.__file__).parent):
+        for path in sorted(root.glob("*.py")):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 class TimedTransport(httpx.AsyncBaseTransport):

@@ -43,6 +43,7 @@ class Tally:
     written: int = 0
     round_trips: int = 0
     calls: int = 0
+    misses: int = 0  # searches whose answer lacked the operation the transcript needed
     errors: list[str] = field(default_factory=list)
     # code mode: each program's time, upstream time excluded, as the bridge's HTTP client sees it
     # (NaN when not measured, e.g. FastMCP) and as the upstream app sees it

@@ -8,15 +8,18 @@ for writes, a check of the state it leaves. Its transcripts are the calls a capa
 - discovery: one turn of ``search_operations`` (one query per operation the plan needs, in
   parallel), one turn of ``describe_operation`` for those operations, then the same plan, each
   call through ``call_operation``;
-- code (the bridge): one turn of ``search_operations`` with ``detail: true`` (one query per
-  operation, in parallel), then one ``run_query`` (``run_code`` for writes) program; a variant
-  reads only the signatures (``detail: false``) and runs the same program;
-- FastMCP's code mode: one turn of its ``search`` with ``detail: "detailed"`` (the same queries
-  where its search finds the operation, else the words of the operation's description, with the
-  limit that reaches it), then one ``execute`` program calling ``call_tool``.
+- code (the bridge): one turn of ``search_operations`` (one query per operation, in parallel;
+  the answer's signatures with their result shapes and paging), then one ``run_query``
+  (``run_code`` for writes) program; a variant asks for the full stubs (``detail: true``) and
+  runs the same program;
+- FastMCP's code mode: one turn of its ``search`` with ``detail: "detailed"`` (the same queries;
+  on the project's suite, where its search misses the bridge's query, the words of the
+  operation's description and the limit that reaches it), then one ``execute`` program calling
+  ``call_tool``.
 
-A search that does not return the operation the transcript needs fails the transcript, as would
-an answer that differs from the expected one.
+A search whose answer lacks the operation is a miss: the transcript asks again with a larger
+limit (``RETRY_LIMITS``) in one more turn and counts the miss; not finding it at the last fails
+the transcript, as does an answer that differs from the expected one.
 """
 
 from __future__ import annotations
@@ -99,26 +102,54 @@ def _missing(found: Any, names: tuple[str, ...]) -> list[str]:
     return [name for name in names if name not in text]
 
 
+# A search that misses is asked again, in one more turn, at the next of these limits: the model
+# reads the wrong answer, then asks for more of the same query (each miss costs a round trip and
+# what it reads). Not found at the last one, the transcript fails.
+RETRY_LIMITS = (5, 20)
+
+
+async def _searches(
+    session: Session,
+    searches: tuple[Search, ...],
+    ask: Callable[[Search, int], tuple[str, dict[str, Any]]],
+    found: Callable[[Search, Any], bool],
+) -> None:
+    """One turn of searches at each search's limit; the ones that miss again, at larger limits."""
+    results = await session.turn(*(ask(s, s.limit) for s in searches))
+    missed = [s for s, result in zip(searches, results, strict=True) if not found(s, result)]
+    for limit in RETRY_LIMITS:
+        if not missed:
+            return
+        session.tally.misses += len(missed)
+        again = await session.turn(*(ask(s, max(limit, s.limit + 1)) for s in missed))
+        missed = [s for s, result in zip(missed, again, strict=True) if not found(s, result)]
+    if missed:
+        session.tally.misses += len(missed)
+        raise TranscriptError(f"{missed[0].query!r} did not find {missed[0].tool} at limit {RETRY_LIMITS[-1]}")
+
+
 async def run_discovery(task: Task, session: Session) -> Any:
     await session.list_tools()
-    found = await session.turn(*(("search_operations", {"query": s.query, "limit": s.limit}) for s in task.searches))
-    for search, result in zip(task.searches, found, strict=True):
-        if _missing(result, (f'"{search.tool}"',)) and _missing(result, (f"'{search.tool}'",)):
-            raise TranscriptError(f"search_operations {search.query!r} did not return {search.tool}")
+
+    def found(search: Search, result: Any) -> bool:
+        return not (_missing(result, (f'"{search.tool}"',)) and _missing(result, (f"'{search.tool}'",)))
+
+    await _searches(
+        session, task.searches, lambda s, limit: ("search_operations", {"query": s.query, "limit": limit}), found
+    )
     await session.turn(*(("describe_operation", {"name": s.tool}) for s in task.searches))
     return await task.plan(Caller(session, discovery=True))
 
 
-async def run_code(task: Task, session: Session, *, detail: bool = True) -> Any:
-    """``detail=False``: the variant that reads only the signatures (an agent that knows the API's
-    result shapes, e.g. GitHub's); the program is the same and still type-checked on the stubs."""
+async def run_code(task: Task, session: Session, *, detail: bool = False) -> Any:
+    """The search answer's signatures with their result shapes (``detail=True``: the variant that
+    asks for the full stubs, TypedDicts and docstrings, instead); then one program."""
     await session.list_tools()
-    found = await session.turn(
-        *(("search_operations", {"query": s.query, "limit": s.limit, "detail": detail}) for s in task.searches)
-    )
-    for search, result in zip(task.searches, found, strict=True):
-        if _missing(result, (f"def {search.function}(",)):
-            raise TranscriptError(f"search_operations {search.query!r} did not return {search.function}")
+
+    def ask(search: Search, limit: int) -> tuple[str, dict[str, Any]]:
+        return "search_operations", {"query": search.query, "limit": limit, **({"detail": True} if detail else {})}
+
+    await _searches(session, task.searches, ask, lambda s, result: not _missing(result, (f"def {s.function}(",)))
     tool = "run_code" if task.write else "run_query"
     result = await session.call(tool, {"code": task.program})
     if session.tally.errors:
@@ -129,15 +160,12 @@ async def run_code(task: Task, session: Session, *, detail: bool = True) -> Any:
 async def run_fastmcp(task: Task, session: Session, names: dict[str, str]) -> Any:
     """``names``: the bridge's tool name -> FastMCP's for the same operation."""
     await session.list_tools()
-    found = await session.turn(
-        *(
-            ("search", {"query": s.fastmcp_query or s.query, "limit": s.fastmcp_limit or s.limit, "detail": "detailed"})
-            for s in task.searches
-        )
-    )
-    for search, result in zip(task.searches, found, strict=True):
-        if _missing(result, (f"### {names[search.tool]}\n",)):
-            raise TranscriptError(f"FastMCP search {search.query!r} did not return {names[search.tool]}")
+
+    def ask(search: Search, limit: int) -> tuple[str, dict[str, Any]]:
+        query = search.fastmcp_query or search.query
+        return "search", {"query": query, "limit": max(limit, search.fastmcp_limit or 0), "detail": "detailed"}
+
+    await _searches(session, task.searches, ask, lambda s, result: not _missing(result, (f"### {names[s.tool]}\n",)))
     program = task.fastmcp_program
     for tool, name in names.items():
         program = program.replace(f"'{{{tool}}}'", repr(name))

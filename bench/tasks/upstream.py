@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import parse_qs, unquote
 
+from bench.tasks import asana_world
+from bench.tasks.asana_world import AsanaWorld
 from bench.tasks.github_world import GitHubWorld
 from bench.tasks.petstore_world import PetstoreWorld
 
@@ -65,10 +67,16 @@ def union_seconds(intervals: list[tuple[float, float]], start: float, end: float
 class Upstream:
     """The ASGI app; its worlds are replaced by :meth:`reset` between runs."""
 
-    def __init__(self, github: Callable[[], GitHubWorld] | None, petstore: Callable[[], PetstoreWorld] | None) -> None:
-        self._make_github, self._make_petstore = github, petstore
+    def __init__(
+        self,
+        github: Callable[[], GitHubWorld] | None,
+        petstore: Callable[[], PetstoreWorld] | None,
+        asana: Callable[[], AsanaWorld] | None = None,
+    ) -> None:
+        self._make_github, self._make_petstore, self._make_asana = github, petstore, asana
         self.github = github() if github else GitHubWorld()
         self.petstore = petstore() if petstore else PetstoreWorld()
+        self.asana = asana() if asana else AsanaWorld()
         self.intervals: list[tuple[float, float]] = []
         self.requests: list[str] = []
         self._lock = threading.Lock()
@@ -78,6 +86,8 @@ class Upstream:
             self.github = self._make_github()
         if self._make_petstore:
             self.petstore = self._make_petstore()
+        if self._make_asana:
+            self.asana = self._make_asana()
         with self._lock:
             self.intervals.clear()
             self.requests.clear()
@@ -112,6 +122,8 @@ class Upstream:
         parts = [p for p in path.split("/") if p]
         if parts[:1] == ["v2"]:
             return self._petstore(method, parts[1:], query, body, headers)
+        if parts[:1] == ["asana"]:
+            return self._asana(method, parts[1:], query, body)
         return self._github(method, parts, query, body)
 
     # ---------------------------------------------------------------------------- GitHub
@@ -164,6 +176,60 @@ class Upstream:
             chosen = [i for i in chosen if i["updated_at"] >= since]
         keys = {"created": "created_at", "updated": "updated_at", "comments": "comments"}
         return _page(_sorted(chosen, query, keys), query)
+
+    # ---------------------------------------------------------------------------- Asana
+
+    def _asana(self, method: str, parts: list[str], query: dict[str, list[str]], body: bytes) -> tuple[int, Any]:
+        world = self.asana
+        path = "/" + "/".join(parts)
+        opt = [f for value in query.get("opt_fields", []) for f in value.split(",") if f]
+        ws = asana_world.WORKSPACE["gid"]
+        match method, parts:
+            case "GET", ["workspaces"]:
+                return asana_world.page([asana_world.WORKSPACE], query, path)
+            case "GET", ["workspaces", gid, "projects"] if gid == ws:
+                projects = list(world.projects.values())
+                if archived := _one(query, "archived", ""):
+                    projects = [p for p in projects if str(p["archived"]).lower() == archived]
+                return asana_world.page(projects, query, path)
+            case "GET", ["workspaces", gid, "teams"] if gid == ws:
+                return asana_world.page(list(world.teams.values()), query, path)
+            case "GET", ["teams", gid, "users"] if gid in world.teams:
+                users = sorted((world.users[u] for u in world.teams[gid]["members"]), key=lambda u: u["name"])
+                return asana_world.page(users, query, path)
+            case "GET", ["projects", gid, "tasks"] if gid in world.projects:
+                tasks = world.project_tasks(gid)
+                if since := _one(query, "completed_since", ""):
+                    tasks = [t for t in tasks if not t["completed"] or (since != "now" and t["completed_at"] >= since)]
+                return asana_world.page(tasks, query, path)
+            case "GET", ["projects", gid, "sections"] if gid in world.projects:
+                return asana_world.page([s for s in world.sections.values() if s["project"]["gid"] == gid], query, path)
+            case "GET", ["sections", gid, "tasks"] if gid in world.sections:
+                return asana_world.page(world.section_tasks(gid), query, path)
+            case "GET", ["tasks", gid, "stories"] if gid in world.tasks:
+                return asana_world.page(world.stories[gid], query, path)
+            case "GET", ["tasks", gid] if gid in world.tasks:
+                return 200, {"data": asana_world.select(world.tasks[gid], opt or list(world.tasks[gid]))}
+            case "PUT", ["tasks", gid] if gid in world.tasks:
+                changes = json.loads(body or b"{}").get("data") or {}
+                task = world.tasks[gid]
+                for key in ("name", "completed", "due_on", "notes"):
+                    if key in changes:
+                        task[key] = changes[key]
+                if changes.get("completed"):
+                    task["completed_at"] = "2026-12-01T12:00:00.000Z"
+                task["modified_at"] = "2026-12-01T12:00:00.000Z"
+                return 200, {"data": asana_world.select(task, opt or list(task))}
+            case "POST", ["tasks", gid, "stories"] if gid in world.tasks:
+                given = json.loads(body or b"{}").get("data") or {}
+                if not isinstance(given.get("text"), str):
+                    return 400, {"errors": [{"message": "text: Missing input"}]}
+                story = {"gid": world.gid(), "resource_type": "story", "resource_subtype": "comment_added",
+                         "type": "comment", "text": given["text"], "created_at": "2026-12-01T12:00:00.000Z",
+                         "created_by": asana_world.compact(world.user_by_login("mona"))}  # fmt: skip
+                world.stories[gid].append(story)
+                return 201, {"data": story}
+        return 404, {"errors": [{"message": f"{path}: Not a recognized ID or route."}]}
 
     # ---------------------------------------------------------------------------- petstore
 

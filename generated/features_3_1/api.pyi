@@ -10,12 +10,20 @@ ApiError = OSError
 def api_status(error: BaseException) -> int | None:
     """The HTTP status of an ApiError (None when the call failed without an HTTP answer)."""
 
+from typing import Callable as _Callable, Iterable as _Iterable
+
+def map(function: _Callable[..., Any], iterable: _Iterable[Any], /, *iterables: _Iterable[Any]) -> list[Any]:
+    """Python's map, as a list."""
+
+def filter(function: _Callable[[Any], object] | None, iterable: _Iterable[Any], /) -> list[Any]:
+    """Python's filter, as a list."""
+
 Model: TypeAlias = Any
 
 class GetTreeInput(TypedDict, closed=True):
     treeId: str
 
-class GetTreeOutput(TypedDict, total=False):
+class GetTreeOutput(TypedDict, total=False, extra_items=Any):
     label: str
     children: list[dict[str, Any]]
     parent: dict[str, Any] | None
@@ -31,7 +39,7 @@ class ReplaceTreeInput(TypedDict, closed=True):
     children: NotRequired[list[ReplaceTreeInputNode]]
     parent: NotRequired[ReplaceTreeInputNode | None]
 
-class ReplaceTreeOutput(TypedDict, total=False):
+class ReplaceTreeOutput(TypedDict, total=False, extra_items=Any):
     label: str
     children: list[dict[str, Any]]
     parent: dict[str, Any] | None
@@ -47,7 +55,7 @@ class SearchInput(TypedDict, closed=True):
     size: NotRequired[int | None]
     filter: NotRequired[Filter]
 
-class SearchOutput(TypedDict, total=False):
+class SearchOutput(TypedDict, total=False, extra_items=Any):
     hits: list[Any]
     total: int
 
@@ -70,7 +78,9 @@ async def search(*, query: str, anything: Any = ..., nothing: Any = ..., mode: L
     """Search with a strict filter
     The filter admits no unknown keys (`unevaluatedProperties: false`).
 
-    POST /search (writes)"""
+    POST /search (writes)
+
+    Pages: arguments size."""
 
 async def legacyThing() -> LegacyThingOutput:
     """An old operation

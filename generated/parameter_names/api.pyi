@@ -10,6 +10,14 @@ ApiError = OSError
 def api_status(error: BaseException) -> int | None:
     """The HTTP status of an ApiError (None when the call failed without an HTTP answer)."""
 
+from typing import Callable as _Callable, Iterable as _Iterable
+
+def map(function: _Callable[..., Any], iterable: _Iterable[Any], /, *iterables: _Iterable[Any]) -> list[Any]:
+    """Python's map, as a list."""
+
+def filter(function: _Callable[[Any], object] | None, iterable: _Iterable[Any], /) -> list[Any]:
+    """Python's filter, as a list."""
+
 Model: TypeAlias = Any
 
 class Filter(TypedDict, closed=True, total=False):
@@ -51,7 +59,9 @@ ChatPostMessageInput = TypedDict('ChatPostMessageInput', {'api-version': str, 'c
 async def listItems(*, limit: int = ..., filter: Filter = ..., extra: dict[str, str] = ..., prefs: Prefs = ...) -> ListItemsOutput:
     """List items
 
-    GET /items (read-only)"""
+    GET /items (read-only)
+
+    Pages: arguments limit."""
 
 async def deleteItem(*, id: str) -> Any:
     """Delete an item
@@ -76,7 +86,9 @@ async def put_web_links_id_remove_shared_link(*, id: str) -> Any:
 async def DescribeThings(*, MaxResults: int = ...) -> Any:
     """Literal query pairs in the path template are sent as query parameters
 
-    GET /?Action=DescribeThings&Version=2016-11-15 (read-only)"""
+    GET /?Action=DescribeThings&Version=2016-11-15 (read-only)
+
+    Pages: arguments MaxResults."""
 
 async def chat_postMessage(*, api_version: str, channel: str, token: str) -> Any:
     """A secret declared as a required parameter (bind `token` to an environment variable)

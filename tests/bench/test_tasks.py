@@ -66,10 +66,10 @@ def test_tasks_are_answered_correctly_in_every_mode_with_their_round_trips(apis:
         return outcomes, overhead
 
     outcomes, overhead = anyio.run(go)
-    assert len(outcomes) == 4 * len(TRIPS)  # the three modes and code mode's signatures-only variant
+    assert len(outcomes) == 4 * len(TRIPS)  # the three modes and code mode's full-stubs variant
     for outcome in outcomes:
         assert outcome.ok, (outcome.task, outcome.mode, outcome.error)
-        mode = "code" if outcome.mode == run.SIGNATURES else outcome.mode
+        mode = "code" if outcome.mode == run.FULL_STUBS else outcome.mode
         expected = TRIPS[outcome.task][run.MODES.index(mode)]
         assert outcome.round_trips == expected, (outcome.task, outcome.mode)
         assert outcome.read > outcome.list_tokens > 0 and outcome.written > 0
@@ -126,3 +126,46 @@ def test_fastmcp_names_follow_its_slug_rule() -> None:
     assert run.fastmcp_slug("issues/list-for-repo") == "issueslist_for_repo"
     assert run.fastmcp_slug("findPetsByTags") == "findPetsByTags"
     assert Path(run.__file__).name == "run.py"
+
+
+def test_the_asana_world_pages_selects_fields_and_refuses_a_large_unpaged_listing() -> None:
+    from bench.tasks import asana_world
+
+    app = Upstream(None, None, asana_world.build)
+    backlog = app.asana.project("Backlog")["gid"]
+    status, body = app.handle("GET", f"/asana/projects/{backlog}/tasks", {}, b"", {})
+    assert status == 400 and "too large" in body["errors"][0]["message"]
+    query = {"limit": ["100"], "opt_fields": ["assignee.name,completed"]}
+    status, first = app.handle("GET", f"/asana/projects/{backlog}/tasks", query, b"", {})
+    assert status == 200 and len(first["data"]) == 100 and first["next_page"]["offset"] == "o100"
+    assert set(first["data"][0]) >= {"gid", "name", "completed", "assignee"}
+    query["offset"] = ["o200"]
+    status, last = app.handle("GET", f"/asana/projects/{backlog}/tasks", query, b"", {})
+    assert status == 200 and len(last["data"]) == 30 and last["next_page"] is None
+    task = first["data"][0]["gid"]
+    status, done = app.handle("PUT", f"/asana/tasks/{task}", {}, json.dumps({"data": {"completed": True}}).encode(), {})
+    assert status == 200 and done["data"]["completed"] is True and app.asana.tasks[task]["completed"] is True
+
+
+def test_asana_tasks_that_page_and_write_are_answered_in_every_mode(tmp_path_factory: pytest.TempPathFactory) -> None:
+    from bench.tasks import asana_tasks, asana_world
+
+    spec = asana_world.spec_path()
+    used = sorted({s.tool for t in asana_tasks.TASKS for s in t.searches})
+    api = run.Api("asana", spec, package(spec, "asana", include=used, root=tmp_path_factory.mktemp("asana")), "/asana")
+    chosen = [t for t in asana_tasks.TASKS if t.id in ("backlog-open", "complete-overdue")]
+
+    async def go() -> list[run.Outcome]:
+        with anyio.fail_after(120):
+            async with run.upstream([api]) as (up, url):
+                outcomes, _ = await run.run_api(api, chosen, up, url, LengthCounter())
+        return outcomes
+
+    outcomes = anyio.run(go)
+    assert len(outcomes) == 4 * len(chosen)
+    for outcome in outcomes:
+        assert outcome.ok, (outcome.task, outcome.mode, outcome.error)
+        if outcome.mode == "tools":
+            assert outcome.round_trips == 4  # workspace, project, then two pages or the tasks and the writes
+        if outcome.mode in ("code", run.FULL_STUBS):
+            assert outcome.round_trips == 2 + (outcome.misses > 0)

@@ -235,3 +235,12 @@ def test_serving_without_output_schemas_strips_them_from_every_tool() -> None:
 
     catalogue = without_output_schemas(load_catalogue(GENERATED_DIR / "petstore"))
     assert all(entry.output_schema is None for entry in catalogue.tools)
+
+
+@pytest.mark.parametrize("spelling", ["GET /pets/{petId}", "get   /pets/{petId}", " GET /PETS/{petid} "])
+async def test_describe_and_call_take_an_operation_as_method_and_path(spelling: str) -> None:
+    async with _served("petstore", mode="discovery") as (client, _, _catalogue):
+        described = await client.call_tool(DESCRIBE, {"name": spelling})
+        unknown = await client.call_tool(DESCRIBE, {"name": "GET /no/such/path"})
+    assert described.structured_content is not None and described.structured_content["name"] == "getPet"
+    assert unknown.is_error and "Unknown operation" in unknown.content[0].text  # type: ignore[union-attr]

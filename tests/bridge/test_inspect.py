@@ -143,3 +143,13 @@ def test_inspect_counts_exactly_with_the_checkouts_tokenizer_and_no_option(monke
     monkeypatch.setattr("bridge.tokens.SOURCE_TREE_DIRS", CHECKOUT_DIRS)
     data = json.loads(CliRunner().invoke(cli, ["inspect", PETSTORE, "--json"]).output)
     assert data["exact"] is True and "npm" in data["counter"]
+
+
+def test_inspect_in_code_mode_measures_code_modes_tools() -> None:
+    report = inspect_target(PETSTORE, mode="code")
+    assert report.mode == "code"
+    assert [t.name for t in report.tools] == ["search_operations", "run_query", "run_code"]
+    assert report.operations == 6 and report.instructions_tokens > 0
+    result = CliRunner().invoke(cli, ["inspect", PETSTORE, "--mode", "code", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["mode"] == "code"

@@ -129,9 +129,9 @@ def test_the_query_is_cut_to_its_first_characters_and_terms(monkeypatch: pytest.
     seen: list[int] = []
     scores = SearchIndex._scores
 
-    def spy(self: SearchIndex, terms: Any) -> Any:
+    def spy(self: SearchIndex, terms: Any, soft: Any = frozenset()) -> Any:
         seen.append(len(terms))
-        return scores(self, terms)
+        return scores(self, terms, soft)
 
     monkeypatch.setattr(SearchIndex, "_scores", spy)
     assert INDEX.rank("list pods " + "x" * 10**6, 5) == INDEX.rank("list pods", 5)

@@ -53,8 +53,13 @@ async def test_search_gives_signatures_and_on_request_the_stub(package: Path) ->
         first = found["operations"][0]
         assert first["name"] == "getPet"
         assert first["signature"] == "async def getPet(*, petId: int) -> GetPetOutput"
-        assert first["annotations"]["readOnlyHint"] is True
+        assert first["effect"] == "read-only"
+        assert first["returns"].startswith("{") and "name" in first["returns"]  # the fields a program reads
         assert "stub" not in first and "stubs" not in found
+        listing = (await client.call_tool(SEARCH, {"query": "list pets", "limit": 1})).structured_content
+        assert listing is not None
+        pets = listing["operations"][0]
+        assert pets["name"] == "listPets" and pets["returns"].startswith("list[{") and "limit" in pets["paging"]
         one = (await client.call_tool(SEARCH, {"name": "getPet"})).structured_content
         detailed = (await client.call_tool(SEARCH, {"query": "pet", "limit": 3, "detail": True})).structured_content
     assert one is not None and detailed is not None

@@ -244,3 +244,28 @@ def _targets(node: ast.stmt) -> list[str]:
     if isinstance(node, ast.ImportFrom):
         return [a.asname or a.name for a in node.names]
     return []
+
+
+def test_paging_is_in_the_stub_even_when_nothing_could_be_typed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stubs_module, "_typed_dicts", lambda tools: (_ for _ in ()).throw(ValueError("no")))
+    page = {
+        "type": "object",
+        "properties": {
+            "data": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"}}}},
+            "has_more": {"type": "boolean"},
+        },
+    }
+    listing = ToolEntry(
+        name="list_charges",
+        description="List charges.",
+        input_schema={"type": "object", "properties": {"limit": {"type": "integer"}, "starting-after": {}}},
+        output_schema=page,
+        annotations=READ,
+        binding=HttpBinding(method="get", path="/charges", page_args=("limit", "starting-after")),
+    )
+    index = StubIndex.parse(render_stubs([listing], lambda note: None))
+    signature = "async def list_charges(*, limit: Any = ..., starting_after: Any = ...) -> Any"
+    assert index.signature("list_charges") == signature
+    source = index.function("list_charges") or ""
+    # the Python names a program passes, and the field that says there is more
+    assert "Pages: arguments limit, starting_after; next page: has_more." in source
