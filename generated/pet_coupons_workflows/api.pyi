@@ -10,6 +10,14 @@ ApiError = OSError
 def api_status(error: BaseException) -> int | None:
     """The HTTP status of an ApiError (None when the call failed without an HTTP answer)."""
 
+from typing import Callable as _Callable, Iterable as _Iterable
+
+def map(function: _Callable[..., Any], iterable: _Iterable[Any], /, *iterables: _Iterable[Any]) -> list[Any]:
+    """Python's map, as a list."""
+
+def filter(function: _Callable[[Any], object] | None, iterable: _Iterable[Any], /) -> list[Any]:
+    """Python's filter, as a list."""
+
 Model: TypeAlias = Any
 
 class UpdatePetOutput(TypedDict, total=False):
@@ -166,7 +174,9 @@ async def findPetsByStatus(*, page: int, status: Literal['available', 'pending',
     """Finds Pets by status
     Multiple status values can be provided with comma separated strings
 
-    GET /pet/findByStatus (read-only)"""
+    GET /pet/findByStatus (read-only)
+
+    Pages: arguments page, pageSize."""
 
 async def findPetsByTags(*, tags: list[str] = ...) -> FindPetsByTagsOutput:
     """Finds Pets by tags

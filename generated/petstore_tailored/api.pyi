@@ -10,6 +10,14 @@ ApiError = OSError
 def api_status(error: BaseException) -> int | None:
     """The HTTP status of an ApiError (None when the call failed without an HTTP answer)."""
 
+from typing import Callable as _Callable, Iterable as _Iterable
+
+def map(function: _Callable[..., Any], iterable: _Iterable[Any], /, *iterables: _Iterable[Any]) -> list[Any]:
+    """Python's map, as a list."""
+
+def filter(function: _Callable[[Any], object] | None, iterable: _Iterable[Any], /) -> list[Any]:
+    """Python's filter, as a list."""
+
 Model: TypeAlias = Any
 
 class ListPetsInput(TypedDict, closed=True, total=False):
@@ -60,7 +68,9 @@ async def listPets(*, status: Literal['available', 'pending', 'sold'] = ..., tag
 
     Lists pets, newest first. Use `limit` to page; the result holds at most 100 pets.
 
-    GET /pets (read-only)"""
+    GET /pets (read-only)
+
+    Pages: arguments limit."""
 
 async def createPet(*, name: str, tag: str | None = ..., status: Literal['available', 'pending', 'sold'] = 'available') -> CreatePetOutput:
     """Add a pet
