@@ -28,19 +28,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import httpx
 import mcp_types
 
 from bridge.catalogue import SchemeUse, SecurityScheme, ToolEntry
 from bridge.credentials import CredentialParts
 from bridge.errors import CredentialsError, ToolError, UpstreamStatusError, UpstreamTimeout
-from bridge.request import PreparedRequest, build_request
+from bridge.request import PreparedRequest, build_request, request_for_url
 from bridge.results import OutputCheck, redact_json, response_to_result, status_error
 from bridge.scopes import CALLER_SCHEMES
 from bridge.status_errors import Redactor
-from bridge.tools import ProgressReporter, ToolContext, _no_progress
+from bridge.tools import Confirmer, ProgressReporter, ToolContext, _no_progress
 from bridge.trim import OFF_LOOP_BYTES
 from bridge.upstream import UpstreamResponse
 from bridge.validation import ArgumentValidator
+from bridge.wire_rules import DEFAULT_ACCEPT
 
 if TYPE_CHECKING:
     from bridge.http_tools import HttpRuntime
@@ -106,6 +108,10 @@ class CallContext:
     cancelled: anyio.Event = field(default_factory=anyio.Event)
     progress: ProgressReporter = _no_progress
     trace: Mapping[str, str] = field(default_factory=dict)
+    # Asks the user before a write the server's --confirm covers (bridge/confirm/); None: no asking.
+    confirm: Confirmer | None = None
+    # Until when a long-running operation is followed (anyio time); None: the tracker's `wait`.
+    follow_until: float | None = None
 
     @classmethod
     def from_tool(cls, ctx: ToolContext, *, identity: Identity | None = None) -> CallContext:
@@ -116,6 +122,8 @@ class CallContext:
             cancelled=ctx.cancelled,
             progress=ctx._report_progress,
             trace=trace,
+            confirm=ctx.confirm,
+            follow_until=ctx.follow_until,
         )
 
 
@@ -291,12 +299,19 @@ class OperationCall:
         status = "error"
         try:
             args = dict(arguments or {}) if validated else self.validate(arguments)
+            request = self.prepare(args)
+            if context.confirm is not None:
+                await context.confirm(self.entry, args)  # raises when the user declines: nothing is sent
             async with self._caller_slot(context):
-                prepared, parts = await self.authorize(self.prepare(args), context)
+                prepared, parts = await self.authorize(request, context)
                 response = await self.send(prepared, context)
             status = str(response.status)
             await self.check_contract(response)
             self.check_status(response, parts, context)
+            tracker = self.runtime.operations
+            if response.status == 202 and self.entry.long_running is not None and tracker is not None:
+                response = await tracker.follow(self, response, request, args, context)
+                status = f"{status}>{response.status}"
             return response
         except UpstreamStatusError as exc:
             raise ApiError(redact(str(exc)), status=exc.status) from None
@@ -309,6 +324,37 @@ class OperationCall:
         finally:
             self._audit(context, status, time.monotonic() - started)
 
+    async def fetch(self, url: httpx.URL, context: CallContext, *, what: str = "status") -> UpstreamResponse:
+        """GET ``url``, a URL the API gave for this operation (its status URL), by every rule of a call.
+
+        ``url`` must have passed the redirect rules (:func:`bridge.redirects.redirect_target`). The
+        request carries this operation's credentials (the caller's exchanged token included), takes
+        the caller's and the API's slots, honours the deadline and the response cap, and a 4xx/5xx
+        answer raises :class:`ApiError`. One audit line, with ``path=<what>``.
+        """
+        redact = self.runtime.credentials.redact
+        started = time.monotonic()
+        status = "error"
+        accept = ", ".join(self.entry.binding.accept) if self.entry.binding.accept else DEFAULT_ACCEPT
+        try:
+            prepared = request_for_url(url, base_url=self.runtime.base_url, operation=self.operation, accept=accept)
+            async with self._caller_slot(context):
+                prepared, parts = await self.authorize(prepared, context)
+                response = await self.send(prepared, context)
+            status = str(response.status)
+            self.check_status(response, parts, context)
+            return response
+        except UpstreamStatusError as exc:
+            raise ApiError(redact(str(exc)), status=exc.status) from None
+        except ToolError as exc:
+            status = type(exc).__name__
+            raise type(exc)(redact(str(exc))) from None
+        except BaseException:
+            status = "cancelled"
+            raise
+        finally:
+            self._audit(context, status, time.monotonic() - started, path=what)
+
     def _caller_slot(self, context: CallContext) -> AbstractAsyncContextManager[None]:
         limits = self.runtime.caller_limits
         identity = context.identity
@@ -316,7 +362,7 @@ class OperationCall:
             return nullcontext()
         return limits.slot(identity.subject or identity.client_id or "unknown")
 
-    def _audit(self, context: CallContext, status: str, seconds: float) -> None:
+    def _audit(self, context: CallContext, status: str, seconds: float, *, path: str | None = None) -> None:
         # Names, ids and the status only: never argument values, never tokens. One line of
         # space-separated key=value fields whose values never hold a space, so it splits back.
         identity = context.identity
@@ -328,8 +374,8 @@ class OperationCall:
                 _field(identity.subject if identity else None),
                 _field(identity.client_id if identity else None),
                 _field(context.surface),
-                _field(self.entry.binding.method),
-                _field(self.entry.binding.path),
+                _field(self.entry.binding.method if path is None else "GET"),
+                _field(self.entry.binding.path if path is None else path),
                 _field(status),
                 seconds * 1000,
             )

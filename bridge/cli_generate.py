@@ -79,8 +79,9 @@ def _read_config(path: Path | None) -> dict[str, Any]:
     "config_path",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="YAML/JSON file with per-operation overrides: {operations: {<operationId or 'METHOD /path'>: "
-    "{name, annotations, exclude, output: {fields, max_items, max_string, max_bytes}, bind}}}, and "
-    "bind: {<parameter>: env:VAR or a fixed value} for every operation.",
+    "{name, annotations, exclude, output: {fields, max_items, max_string, max_bytes}, bind, async}}}, "
+    "bind: {<parameter>: env:VAR or a fixed value} for every operation, and server: {instructions, title, "
+    "icons} for initialize.",
 )
 @click.option(
     "--mode",
@@ -165,6 +166,7 @@ def generate(
         allow_remote_refs=allow_remote_refs,
         overrides=dict(config.get("operations") or {}),
         bindings=dict(config.get("bind") or {}),
+        server=dict(server) if isinstance(server := config.get("server"), dict) else {},
         mode="discovery" if mode == "discovery" else ("code" if mode == "code" else "tools"),
         output_schemas=not no_output_schemas,
         compact=not no_compact,
