@@ -15,8 +15,10 @@ _IMAGE = re.compile(r"!\[([^\]\n]{0,500})\]\([^)\n]{0,2000}\)")
 _LINK = re.compile(r"\[([^\]\n]{0,500})\](?:\([^)\n]{0,2000}\)|\[[^\]\n]{0,200}\])")
 _LINK_DEFINITION = re.compile(r"(?m)^[ \t]{0,3}\[[^\]\n]{1,200}\]:[ \t]*\S+.*$")
 _TAG = re.compile(r"<[^<>\n]{0,2000}>")
-# What renderers turn into links by themselves: URLs with a scheme, www. hosts, e-mail addresses.
-_URL = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]{0,30}:(?://|[^\s]*@)\S*|\bwww\.\S+|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
+# What renderers turn into links by themselves: URLs with a scheme, www. hosts, e-mail addresses
+# (those are kept readable, without the @ that makes them links).
+_URL = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]{0,30}:(?://|[^\s]*@)\S*|\bwww\.\S+")
+_EMAIL = re.compile(r"([\w.+\-]+)@([\w\-]+(?:\.[\w\-]+)+)")
 _EMPHASIS = re.compile(r"\*\*|__|`+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
@@ -58,7 +60,7 @@ def _clean(text: str) -> str:
     text = _LINK.sub(r"\1", text)
     # Tags go after the links (a link text may hold one) and twice (a tag split by another).
     text = _TAG.sub("", _TAG.sub("", text))
-    text = _URL.sub("", text)
+    text = _EMAIL.sub(r"\1 at \2", _URL.sub("", text))
     text = _QUOTE_OR_BULLET.sub("", text)
     return _EMPHASIS.sub("", text).replace("<", "").replace(">", "")
 
