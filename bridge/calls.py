@@ -34,6 +34,7 @@ import mcp_types
 from bridge.catalogue import SchemeUse, SecurityScheme, ToolEntry
 from bridge.credentials import CredentialParts
 from bridge.errors import CredentialsError, ToolError, UpstreamStatusError, UpstreamTimeout
+from bridge.longrunning.follow import OperationPending
 from bridge.request import PreparedRequest, build_request, request_for_url
 from bridge.results import OutputCheck, redact_json, response_to_result, status_error
 from bridge.scopes import CALLER_SCHEMES
@@ -112,6 +113,8 @@ class CallContext:
     confirm: Confirmer | None = None
     # Until when a long-running operation is followed (anyio time); None: the tracker's `wait`.
     follow_until: float | None = None
+    # A task's run: the API's cancel is called only when `cancelled` was set (tasks/cancel).
+    detached: bool = False
 
     @classmethod
     def from_tool(cls, ctx: ToolContext, *, identity: Identity | None = None) -> CallContext:
@@ -124,6 +127,7 @@ class CallContext:
             trace=trace,
             confirm=ctx.confirm,
             follow_until=ctx.follow_until,
+            detached=ctx.detached,
         )
 
 
@@ -315,6 +319,9 @@ class OperationCall:
             return response
         except UpstreamStatusError as exc:
             raise ApiError(redact(str(exc)), status=exc.status) from None
+        except OperationPending:  # still running: its message was redacted when it was made
+            status = "202>pending"
+            raise
         except ToolError as exc:
             status = type(exc).__name__
             raise type(exc)(redact(str(exc))) from None

@@ -21,8 +21,8 @@ from bridge.auth_options import ExchangeOptions
 from bridge.catalogue import Catalogue, IconSpec, ServeMode
 from bridge.client_auth import ClientAuth, ClientTokenVerifier
 from bridge.confirm.asking import Confirmations
-from bridge.confirm.policy import ConfirmSettings
 from bridge.confirm.policy import INSTRUCTIONS as CONFIRM_INSTRUCTIONS
+from bridge.confirm.policy import ConfirmSettings
 from bridge.discovery import CALL as DISCOVERY_CALL
 from bridge.discovery import discovery_instructions, discovery_registry
 from bridge.errors import BridgeError

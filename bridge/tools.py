@@ -54,6 +54,9 @@ class ToolContext:
     confirm: Confirmer | None = None
     # A task's deadline for long-running operations (anyio time); None: the server's wait.
     follow_until: float | None = None
+    # A task's run: only an explicit cancel (`cancelled` set) cancels its operation at the API, not
+    # the server stopping.
+    detached: bool = False
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send a progress notification; does nothing when the client sent no progress token."""

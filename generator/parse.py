@@ -95,6 +95,7 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
     all_params = [p for op in operations for p in op.params]
     for key in bind_config.unused(options.bindings, all_params):
         ctx.warn("config: bind", f"{key!r} names no parameter of any generated operation; ignored")
+    server = server_spec(info, options.server, ctx.issues, f"{source_name}: /info")
     return Api(
         name=name,
         title=str(info.get("title") or name),
@@ -106,7 +107,7 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
         operations=tuple(operations),
         issues=tuple(ctx.issues),
         excluded=tuple(excluded),
-        server=server_spec(info, options.server, ctx.issues, f"{source_name}: /info"),
+        server=server,
     )
 
 

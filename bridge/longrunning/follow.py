@@ -97,8 +97,9 @@ class Pending:
 
     @property
     def state_text(self) -> str:
+        """The API's word for where the operation stands: short, printable, redacted (it is upstream text)."""
         text = self.last.state_text if self.last is not None and self.last.state_text else "running"
-        return "".join(c for c in text[:STATE_TEXT_CHARS] if c.isprintable())
+        return self.call.runtime.credentials.redact("".join(c for c in text[:STATE_TEXT_CHARS] if c.isprintable()))
 
 
 def status_url(response: UpstreamResponse, settings: LongRunning, base_url: httpx.URL, op: str) -> httpx.URL | None:
@@ -144,7 +145,7 @@ async def poll_until(
         reading = read_status(response, pending.settings)
         pending.last = reading
         if reading.state == "running" or response.status == 202:
-            _schedule(pending, response, settings)
+            schedule_next(pending, response, settings)
             moved = status_url(response, pending.settings, pending.call.runtime.base_url, op)
             if moved is not None and response.status == 202:
                 pending.url = moved
@@ -155,7 +156,8 @@ async def poll_until(
         return await _final(pending, response, reading, context)
 
 
-def _schedule(pending: Pending, response: UpstreamResponse, settings: FollowSettings) -> None:
+def schedule_next(pending: Pending, response: UpstreamResponse, settings: FollowSettings) -> None:
+    """When ``pending`` may be polled next: ``Retry-After``, else a growing interval, within the bounds."""
     after = parse_retry_after(response.headers.get("retry-after"))
     if after is None:
         pending.interval = min(

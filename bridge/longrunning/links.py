@@ -39,6 +39,8 @@ class LinkSource:
 
 def check_expression(value: Any) -> str | None:
     """Why ``value`` cannot be a link parameter, or None (a constant, or a supported expression)."""
+    if isinstance(value, str) and "{$" in value:
+        return f"{value[:80]!r} embeds an expression in text, which mcp-bridge does not evaluate"
     if isinstance(value, str) and value.startswith("$"):
         if _EXPRESSION.fullmatch(value) is None:
             return f"{value[:80]!r} is not a runtime expression mcp-bridge evaluates"

@@ -85,6 +85,7 @@ class _Task:
     result: mcp_types.CallToolResult | None = None
     error: MCPError | None = None
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    cancelled: anyio.Event | None = None  # the run's ToolContext.cancelled: set by tasks/cancel only
     done: anyio.Event = field(default_factory=anyio.Event)
     ended: float | None = None  # time.monotonic() when it reached a terminal status
 
@@ -212,6 +213,7 @@ class TaskRunner:
             follow_until=anyio.current_time() + self.deadline,
             _report_progress=_quiet,
             cancelled=anyio.Event(),
+            detached=True,
         )
 
         async def body() -> None:
@@ -232,11 +234,11 @@ class TaskRunner:
                     failed = bool(result.is_error)
                     task.finish("failed" if failed else "completed", _first_text(result) if failed else None)
                 if task.scope.cancelled_caught:
-                    background.cancelled.set()
-                    task.finish("cancelled", "Cancelled.")
+                    task.finish("cancelled", "Cancelled: the server stopped.")
             finally:
                 gate.set()
 
+        task.cancelled = background.cancelled
         self._groups[-1].start_soon(body)
         if confirm is not None:
             try:
@@ -297,6 +299,8 @@ class TaskRunner:
         if task.done.is_set():
             raise MCPError(code=mcp_types.INVALID_PARAMS, message=f"The task is already {task.status}.")
         task.finish("cancelled", "Cancelled by the client.")
+        if task.cancelled is not None:
+            task.cancelled.set()  # first: this cancellation also cancels the operation at the API
         task.scope.cancel()
         return task.wire()
 

@@ -25,9 +25,9 @@ from bridge.longrunning.follow import (
     FollowSettings,
     OperationPending,
     Pending,
-    _schedule,
     poll_until,
     request_values,
+    schedule_next,
     status_url,
 )
 from bridge.longrunning.links import LinkError, LinkSource, evaluate
@@ -91,7 +91,7 @@ class OperationTracker:
             return response
         now = anyio.current_time()
         pending = Pending(call, url, _source(call, prepared, arguments, response), started=now, owner=owner_of(context))
-        _schedule(pending, response, self.settings)
+        schedule_next(pending, response, self.settings)
         until = context.follow_until if context.follow_until is not None else now + self.settings.wait
         return await self._run(pending, context, min(until, now + self.settings.deadline), cancel_on_abort=True)
 
@@ -113,7 +113,7 @@ class OperationTracker:
         try:
             response = await poll_until(pending, context, until, self.settings)
         except OperationPending as exc:
-            if anyio.current_time() >= pending.started + self.settings.deadline:
+            if until >= pending.started + self.settings.deadline:  # this was the last wait the deadline allows
                 self._forget(pending)
                 raise ToolError(
                     f"{exc} mcp-bridge stopped following it after {self.settings.deadline:g} s; it may still be "
@@ -124,7 +124,10 @@ class OperationTracker:
                 f'{exc} Check again with {STATUS_TOOL} {{"operation": "{pending.handle}"}}.', pending
             ) from None
         except BaseException as exc:
-            if isinstance(exc, anyio.get_cancelled_exc_class()) and cancel_on_abort:
+            # A call's cancellation cancels its operation; a task's only when the client cancelled it
+            # (not when the server stops: the operation may finish without us).
+            wanted = cancel_on_abort and (not context.detached or context.cancelled.is_set())
+            if isinstance(exc, anyio.get_cancelled_exc_class()) and wanted:
                 with anyio.CancelScope(shield=True):
                     await self.cancel(pending, context)
             self._forget(pending)

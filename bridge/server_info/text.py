@@ -11,13 +11,16 @@ DESCRIPTION_LIMIT = 600
 """Characters of the spec's description that go into the server's instructions."""
 TITLE_LIMIT = 100
 
-_IMAGE = re.compile(r"!\[([^\]\n]{0,500})\]\([^)\n]{0,2000}\)")
-_LINK = re.compile(r"\[([^\]\n]{0,500})\](?:\([^)\n]{0,2000}\)|\[[^\]\n]{0,200}\])")
+_IMAGE = re.compile(r"!\[([^\[\]\n]{0,500})\]\([^)\n]{0,2000}\)")
+_LINK = re.compile(r"\[([^\[\]\n]{0,500})\](?:\([^)\n]{0,2000}\)|\[[^\]\n]{0,200}\])")
+_PASSES = 8  # nested markup is taken apart from the inside out, a bounded number of times
 _LINK_DEFINITION = re.compile(r"(?m)^[ \t]{0,3}\[[^\]\n]{1,200}\]:[ \t]*\S+.*$")
 _TAG = re.compile(r"<[^<>\n]{0,2000}>")
 # What renderers turn into links by themselves: URLs with a scheme, www. hosts, e-mail addresses
 # (those are kept readable, without the @ that makes them links).
-_URL = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]{0,30}:(?://|[^\s]*@)\S*|\bwww\.\S+")
+# No word boundary: renderers link "_http://x" and "(www.x" too.
+_URL = re.compile(r"(?i)[a-z][a-z0-9+.\-]{0,30}:(?://|[^\s]*@)\S*|www\.\S+")
+_SCHEME_WORD = re.compile(r"(?i)(?:javascript|vbscript|data|mailto|file)\s*:")  # dangerous even unlinked
 _EMAIL = re.compile(r"([\w.+\-]+)@([\w\-]+(?:\.[\w\-]+)+)")
 _EMPHASIS = re.compile(r"\*\*|__|`+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
@@ -56,11 +59,12 @@ def _clean(text: str) -> str:
     text = html.unescape(text)
     text = _CONTROL.sub("", text)
     text = _LINK_DEFINITION.sub("", text)
-    text = _IMAGE.sub(r"\1", text)
-    text = _LINK.sub(r"\1", text)
-    # Tags go after the links (a link text may hold one) and twice (a tag split by another).
-    text = _TAG.sub("", _TAG.sub("", text))
-    text = _EMAIL.sub(r"\1 at \2", _URL.sub("", text))
+    for _ in range(_PASSES):
+        before = text
+        text = _TAG.sub("", _LINK.sub(r"\1", _IMAGE.sub(r"\1", text)))
+        if text == before:
+            break
+    text = _SCHEME_WORD.sub("", _EMAIL.sub(r"\1 at \2", _URL.sub("", text)))
     text = _QUOTE_OR_BULLET.sub("", text)
     return _EMPHASIS.sub("", text).replace("<", "").replace(">", "")
 
