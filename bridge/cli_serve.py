@@ -308,7 +308,7 @@ def serve(
     from bridge.confirm.policy import ConfirmSettings
     from bridge.longrunning.follow import FollowSettings
     from bridge.serve import ServeOptions, serve_target
-    from bridge.server_info import IconError, icon_from_option
+    from bridge.server_info.icons import IconError, icon_from_option
 
     try:
         icon_specs = tuple(icon_from_option(icon) for icon in icons)

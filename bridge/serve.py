@@ -38,7 +38,7 @@ from bridge.sandbox import Sandbox, SandboxLimits
 from bridge.scopes import call_requirement as scopes_call_requirement
 from bridge.scrub import scrub
 from bridge.server import build_server
-from bridge.server_info import server_identity
+from bridge.server_info.identity import server_identity
 from bridge.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS
 from bridge.startup import base_url_source, startup_lines
 from bridge.token_exchange import ExchangeSettings, TokenExchanger
@@ -273,7 +273,7 @@ def build_bridge_server(
         from bridge.stubsource import stub_source
 
         code = CodeMode(
-            catalogue, registry, runtime, stub_source(package_dir, catalogue.tools), Sandbox(sandbox or SandboxLimits())
+            catalogue, registry, runtime, stub_source(package_dir, catalogue.tools), Sandbox(sandbox or options.sandbox)
         )
         served = code_registry(code)
     else:

@@ -2,7 +2,7 @@
 
     generator/  ──imports──▶  contract (bridge.catalogue, wire_rules, media_types, path_template,
                                result_shape, trim_schema, trim_fields, json_pointer, runtime_requirements,
-                               version, stubs)
+                               version, stubs, longrunning.links, server_info.text, server_info.icons)
     bridge/     ──imports──▶  contract, and the generator only lazily, where a command needs it
 
 Contract modules import neither httpx nor the generator, nor any other bridge module.
@@ -31,6 +31,11 @@ CONTRACT = (
     "bridge.runtime_requirements",
     "bridge.version",
     "bridge.stubs",
+    "bridge.longrunning",
+    "bridge.longrunning.links",
+    "bridge.server_info",
+    "bridge.server_info.text",
+    "bridge.server_info.icons",
 )
 # bridge modules that may import the generator, inside a function only (the command that needs it).
 LAZY_GENERATOR_USERS = {"cli_generate", "cli_inspect", "serve", "demo", "inspect", "stubsource"}

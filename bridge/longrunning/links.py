@@ -1,4 +1,8 @@
-"""OpenAPI runtime expressions of a link (``$response.body#/id``), read from the call that started an operation."""
+"""OpenAPI runtime expressions of a link (``$response.body#/id``), read from the call that started an operation.
+
+Part of the contract: the generator checks a link's expressions with :func:`check_expression`, the
+runtime evaluates them with :func:`evaluate` (no httpx, no other runtime module).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-import httpx
 
 from bridge import json_pointer as jsonpointer
 
@@ -33,7 +35,7 @@ class LinkSource:
     status: int
     request: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # "path"|"query"|"header" -> values
     request_body: Any = None
-    headers: httpx.Headers = field(default_factory=httpx.Headers)
+    headers: Mapping[str, str] = field(default_factory=dict)  # httpx.Headers at run time
     body: bytes = b""
 
 
@@ -73,7 +75,8 @@ def evaluate(value: Any, source: LinkSource) -> Any:
             raise LinkError(f"{value}: the request had no such value")
         return values[name]
     if rest.startswith("header."):
-        header = source.headers.get(rest[len("header.") :])
+        wanted = rest[len("header.") :].lower()
+        header = next((v for k, v in source.headers.items() if k.lower() == wanted), None)
         if header is None:
             raise LinkError(f"{value}: the answer had no such header")
         return header

@@ -111,9 +111,9 @@ class _Task:
 class TaskRunner:
     """The tasks of one server: created by task-augmented ``tools/call``, run in the server's task group."""
 
-    def __init__(self, deadline: float, *, max_tasks: int = MAX_TASKS) -> None:
+    def __init__(self, deadline: float, *, max_tasks: int | None = None) -> None:
         self.deadline = deadline
-        self.max_tasks = max_tasks
+        self.max_tasks = max_tasks or MAX_TASKS
         self._tasks: OrderedDict[str, _Task] = OrderedDict()
         self._groups: list[anyio.abc.TaskGroup] = []
 

@@ -1,4 +1,4 @@
-"""Icons for ``initialize``: only ``https:`` and ``data:`` image URLs, bounded, checked once."""
+"""Icons for ``initialize``: only ``https:`` and ``data:`` image URLs, bounded (no httpx: the generator uses it)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import binascii
 import mimetypes
 import re
 from pathlib import Path
-
-import httpx
+from urllib.parse import urlsplit
 
 from bridge.catalogue import IconSpec
 
@@ -55,15 +54,16 @@ def icon_from_url(src: str, *, operator: bool = False, mime_type: str | None = N
     if len(src) > MAX_URL_CHARS or not src.isascii() or any(c.isspace() or ord(c) < 0x21 for c in src):
         raise IconError("an icon URL must be at most 2048 visible ASCII characters")
     try:
-        url = httpx.URL(src)
-    except httpx.InvalidURL:
+        url = urlsplit(src)
+        url.port  # noqa: B018 - raises on a bad port
+    except ValueError:
         raise IconError("the icon URL is not valid") from None
-    if url.scheme != "https" or not url.host or url.userinfo:
+    if url.scheme.lower() != "https" or not url.hostname or "@" in url.netloc:
         raise IconError("an icon URL must be https:// with a host and no user name or password")
     guessed = mime_type or _EXTENSIONS.get(Path(url.path).suffix.lower())
     if guessed is not None and guessed not in allowed:
         raise IconError(f"icons of type {guessed} are not offered")
-    return IconSpec(src=str(url), mime_type=guessed)
+    return IconSpec(src=src, mime_type=guessed)
 
 
 def icon_from_option(value: str) -> IconSpec:

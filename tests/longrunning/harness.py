@@ -20,7 +20,7 @@ from tests.longrunning.jobs_upstream import ENV, JobStore
 
 SPEC = Path(__file__).resolve().parents[2] / "specs" / "jobs.yaml"
 FAST = HttpSettings(connect_timeout=2.0, read_timeout=2.0, write_timeout=2.0, pool_timeout=2.0, deadline=5.0)
-QUICK = FollowSettings(wait=5.0, deadline=20.0, first_interval=0.0, max_interval=0.05)
+QUICK = FollowSettings(wait=5.0, deadline=20.0, first_interval=0.0, min_interval=0.01, max_interval=0.05)
 """Polls as fast as the jobs API allows (it sends Retry-After: 0), bounded by the wait."""
 
 
@@ -54,7 +54,13 @@ async def jobs_client(
     try:
         registry = build_registry(catalogue, runtime, None)
         server = build_bridge_server(
-            catalogue, registry, mode=options.mode, redact=runtime.credentials.redact, runtime=runtime, options=options
+            catalogue,
+            registry,
+            mode=options.mode,
+            redact=runtime.credentials.redact,
+            runtime=runtime,
+            sandbox=options.sandbox,
+            options=options,
         )
         async with Client(server, mode=mode, **client_options) as client:
             yield client

@@ -198,3 +198,23 @@ async def test_discovery_mode_follows_too(store: JobStore) -> None:
         )
     assert not result.is_error, text(result)
     assert payload(result)["status"] == "succeeded"
+
+
+async def test_a_program_gets_a_handle_before_its_time_is_up_and_the_operation_runs_on(store: JobStore) -> None:
+    from bridge.sandbox import SandboxLimits
+
+    program = (
+        "try:\n"
+        '    await startJob(kind="hang")\n'
+        '    outcome = "done"\n'
+        "except ApiError as error:\n"
+        "    outcome = str(error)\n"
+        "outcome"
+    )
+    options = ServeOptions(mode="code", sandbox=SandboxLimits(wall_seconds=2.0))
+    async with jobs_client(store, options=options) as client:
+        result = await client.call_tool("run_code", {"code": program})
+    assert not result.is_error, text(result)
+    outcome = payload(result)["result"]
+    assert "still running" in outcome and STATUS_TOOL in outcome
+    assert store.cancelled == []

@@ -162,3 +162,23 @@ async def test_a_server_that_stops_abandons_its_tasks_without_cancelling_their_o
         await raw(other)("tools/list", {})
     assert store.cancelled == []  # the job may finish without us; stopping is not the user's cancel
     assert len(store.polls()) == polls
+
+
+async def test_tasks_are_capped_and_forgotten_after_their_ttl(store: JobStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bridge.longrunning import tasks
+
+    monkeypatch.setattr(tasks, "MAX_TASKS", 2)
+    async with jobs_client(store, mode="legacy") as client:
+        call = raw(client)
+        short = await call("tools/call", {"name": "startJob", "arguments": {"kind": "inline"}, "task": {"ttl": 1}})
+        with anyio.fail_after(WAIT):
+            await call("tasks/result", {"taskId": short["task"]["taskId"]})
+        await call("tools/call", {"name": "startJob", "arguments": {"kind": "hang"}, "task": TASK})
+        await call("tools/call", {"name": "startJob", "arguments": {"kind": "hang"}, "task": TASK})
+        with pytest.raises(MCPError) as full:
+            await call("tools/call", {"name": "startJob", "arguments": {"kind": "hang"}, "task": TASK})
+        with pytest.raises(MCPError) as forgotten:  # ended 1 ms after its start: gone
+            await call("tasks/get", {"taskId": short["task"]["taskId"]})
+    assert full.value.error.code == mcp_types.INVALID_REQUEST
+    assert forgotten.value.error.code == mcp_types.INVALID_PARAMS
+    assert len(store.jobs) == 3  # the refused one was never started
