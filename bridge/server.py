@@ -41,7 +41,7 @@ from bridge.scrub import scrub
 from bridge.tools import Tool, ToolContext, ToolRegistry, single_leaf
 from bridge.validation import ArgumentValidator
 
-__all__ = ["UNEXPECTED_ERROR_MESSAGE", "build_server", "wire_data", "wire_tool"]
+__all__ = ["UNEXPECTED_ERROR_MESSAGE", "build_server", "modern_wire_data", "wire_data", "wire_tool"]
 
 logger = logging.getLogger("bridge.server")
 
@@ -94,6 +94,14 @@ def wire_data(tool: Tool) -> dict[str, Any]:
     if tool.meta is not None:
         wire["_meta"] = _plain(tool.meta)
     return wire
+
+
+def modern_wire_data(tool: Tool) -> dict[str, Any]:
+    """``tool`` as a 2026-07-28 ``tools/list`` sends it: :func:`wire_data` without ``execution``
+    (tasks are a 2025-11-25 feature; the 2026 tool has no such field)."""
+    data = wire_data(tool)
+    data.pop("execution", None)
+    return data
 
 
 def wire_tool(tool: Tool) -> types.Tool:
@@ -258,7 +266,7 @@ class _ListToolsWireCache:
             finally:
                 _ENVELOPE_ONLY.reset(token)
             if isinstance(result, dict) and result.get("tools") == []:
-                result = {**result, "tools": [_checked_wire_data(tool, execution=False) for tool in current]}
+                result = {**result, "tools": [_checked_wire_data(tool, modern=True) for tool in current]}
         if isinstance(result, dict):
             if len(self._wire) >= MAX_SCOPE_SETS:
                 self._wire.clear()
@@ -282,10 +290,8 @@ def _checked(tool: Tool, data: dict[str, Any]) -> types.Tool:
         raise MCPError(code=types.INTERNAL_ERROR, message="Handler returned an invalid result") from None
 
 
-def _checked_wire_data(tool: Tool, *, execution: bool = True) -> dict[str, Any]:
-    data = wire_data(tool)
-    if not execution:
-        data.pop("execution", None)
+def _checked_wire_data(tool: Tool, *, modern: bool = False) -> dict[str, Any]:
+    data = modern_wire_data(tool) if modern else wire_data(tool)
     _checked(tool, data)
     return data
 

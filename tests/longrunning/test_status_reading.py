@@ -146,3 +146,18 @@ def test_a_link_expression_naming_nothing_is_an_error(expression: str) -> None:
 def test_unsupported_expressions_are_refused_when_generating(expression: str) -> None:
     assert check_expression(expression) is not None
     assert check_expression({"an": "object"}) is not None
+
+
+@pytest.mark.anyio
+async def test_a_handle_works_only_for_its_owner() -> None:
+    from bridge.calls import CallContext, Identity
+    from bridge.errors import ToolError
+    from bridge.longrunning.tracker import OperationTracker
+
+    tracker = OperationTracker({})
+    waiting = pending()
+    waiting.owner, waiting.handle = "alice|app", "op_alice"
+    tracker._pending[waiting.handle] = waiting
+    for identity in (Identity(subject="bob", client_id="app"), Identity(subject="alice", client_id="other"), None):
+        with pytest.raises(ToolError, match="No operation with this handle"):
+            await tracker.check("op_alice", CallContext(surface="get_operation_status", identity=identity))
