@@ -49,6 +49,7 @@ def start_entry(catalogue: Catalogue) -> Any:
 
 
 CANCEL = {"stop": {"operationId": "stop", "parameters": {"id": "$response.body#/id"}}}
+BY_REF = {"operationRef": "#/paths/~1jobs~1{id}/delete", "parameters": {"path.id": "$response.header.X-Job"}}
 
 
 @pytest.mark.parametrize(
@@ -82,8 +83,7 @@ CANCEL = {"stop": {"operationId": "stop", "parameters": {"id": "$response.body#/
             LongRunning(cancel=OperationLink(tool="stop", arguments={"id": "$response.body#/id"})),
         ),
         (
-            {"responses": {"202": accepted(LOCATION, {"cancelIt": {"operationRef": "#/paths/~1jobs~1{id}/delete",
-                                                                     "parameters": {"path.id": "$response.header.X-Job"}}})}},
+            {"responses": {"202": accepted(LOCATION, {"cancelIt": BY_REF})}},
             {},
             LongRunning(cancel=OperationLink(tool="stop", arguments={"id": "$response.header.X-Job"})),
         ),
