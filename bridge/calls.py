@@ -325,8 +325,8 @@ class OperationCall:
         except ToolError as exc:
             status = type(exc).__name__
             raise type(exc)(redact(str(exc))) from None
-        except BaseException:
-            status = "cancelled"
+        except BaseException as exc:  # cancelled, or an input round (InputRequired) before anything was sent
+            status = "cancelled" if isinstance(exc, anyio.get_cancelled_exc_class()) else type(exc).__name__
             raise
         finally:
             self._audit(context, status, time.monotonic() - started)

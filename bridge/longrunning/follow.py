@@ -31,6 +31,7 @@ from bridge.longrunning import DEFAULT_DEADLINE, DEFAULT_WAIT
 from bridge.longrunning.status import DEFAULT_STATUS_HEADERS, Reading, read_status
 from bridge.redirects import redirect_target
 from bridge.retry import parse_retry_after
+from bridge.trim import OFF_LOOP_BYTES
 from bridge.upstream import UpstreamResponse
 
 if TYPE_CHECKING:
@@ -54,8 +55,9 @@ class FollowSettings:
     """The longest the bridge follows one operation (a task, or checks through the status tool)."""
     first_interval: float = 1.0
     max_interval: float = 30.0
-    min_interval: float = 0.0
-    """The shortest wait between polls, whatever ``Retry-After`` says."""
+    min_interval: float = 0.5
+    """The shortest wait between polls, whatever ``Retry-After`` says (``Retry-After: 0`` must not
+    turn the bridge into a tight loop against the API)."""
     max_polls: int = 10_000
     keep: int = 1000
     """Operations remembered for the status tool at once (the oldest is forgotten first)."""
@@ -142,7 +144,10 @@ async def poll_until(
             await anyio.sleep(wait)
         response = await pending.call.fetch(pending.url, context)
         pending.polls += 1
-        reading = read_status(response, pending.settings)
+        if len(response.content) > OFF_LOOP_BYTES:  # parsing a big status body: off the event loop
+            reading = await anyio.to_thread.run_sync(read_status, response, pending.settings)
+        else:
+            reading = read_status(response, pending.settings)
         pending.last = reading
         if reading.state == "running" or response.status == 202:
             schedule_next(pending, response, settings)

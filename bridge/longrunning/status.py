@@ -30,7 +30,7 @@ RUNNING = frozenset(
 )
 SUCCEEDED = frozenset("succeeded success successful completed complete done finished ready ok".split())
 FAILED = frozenset("failed failure error errored canceled cancelled aborted rejected timedout expired".split())
-MAX_STATUS_JSON = 1024 * 1024
+MAX_STATUS_JSON = 16 * 1024 * 1024  # bodies are capped before this (max_response_bytes); a guard, not a limit
 _FOLD = re.compile(r"[\s_\-]+")
 
 State = Literal["running", "succeeded", "failed"]
