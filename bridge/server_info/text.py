@@ -39,7 +39,14 @@ def plain_text(text: str, limit: int | None = None) -> str:
     removed; control and bidirectional-override characters are dropped; whitespace is collapsed.
     ``limit`` cuts at a word boundary and ends with an ellipsis.
     """
-    return _bounded(_SPACE_BEFORE_STOP.sub(r"\1", _SPACES.sub(" ", _clean(text))).strip(), limit)
+    text = _one_line(_clean(text))
+    # Joining lines and closing up spaces can bring a link back together ("www.\n)"): until stable.
+    for _ in range(_PASSES):
+        before = text
+        text = _one_line(_SCHEME_WORD.sub("", _URL.sub("", text)))
+        if text == before:
+            break
+    return _bounded(text, limit)
 
 
 def first_paragraph(text: str | None, limit: int = DESCRIPTION_LIMIT) -> str | None:
@@ -53,6 +60,10 @@ def first_paragraph(text: str | None, limit: int = DESCRIPTION_LIMIT) -> str | N
         if plain:
             return plain
     return None
+
+
+def _one_line(text: str) -> str:
+    return _SPACE_BEFORE_STOP.sub(r"\1", _SPACES.sub(" ", text)).strip()
 
 
 def _clean(text: str) -> str:

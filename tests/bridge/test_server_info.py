@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
@@ -26,6 +26,7 @@ MARKUP = st.sampled_from(
 )  # fmt: skip
 
 
+@settings(max_examples=500)
 @given(st.lists(MARKUP, max_size=60).map("".join))
 def test_plain_text_never_holds_a_link_a_tag_or_a_control_character(text: str) -> None:
     plain = plain_text(text, 120)
