@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import httpx
 import mcp_types
 
 from bridge.catalogue import SchemeUse, SecurityScheme, ToolEntry
@@ -35,17 +36,19 @@ from bridge.credentials import CredentialParts
 from bridge.errors import CredentialsError, ToolError, UpstreamStatusError, UpstreamTimeout
 from bridge.header_values import HEADER_SAFE
 from bridge.json_text import parse_json
+from bridge.longrunning.follow import OperationPending
 from bridge.media_types import decode_text
 from bridge.redact import mask_before_decoding
 from bridge.redact_json import redact_json
-from bridge.request import PreparedRequest, build_request
+from bridge.request import PreparedRequest, build_request, request_for_url
 from bridge.results import OutputCheck, response_to_result, status_error
 from bridge.scopes import CALLER_SCHEMES
 from bridge.status_errors import Redactor
-from bridge.tools import ProgressReporter, ToolContext, _no_progress
+from bridge.tools import Confirmer, ProgressReporter, ToolContext, _no_progress
 from bridge.trim import OFF_LOOP_BYTES
 from bridge.upstream import UpstreamResponse
 from bridge.validation import ArgumentValidator
+from bridge.wire_rules import DEFAULT_ACCEPT
 
 if TYPE_CHECKING:
     from bridge.http_tools import HttpRuntime
@@ -114,6 +117,12 @@ class CallContext:
     # Credentials a workflow step supplies (security scheme -> value, e.g. a session token a login
     # step returned): they replace the operator's for those schemes on this call only.
     supplied: Mapping[str, str] = field(default_factory=dict)
+    # Asks the user before a write the server's --confirm covers (bridge/confirm/); None: no asking.
+    confirm: Confirmer | None = None
+    # Until when a long-running operation is followed (anyio time); None: the tracker's `wait`.
+    follow_until: float | None = None
+    # A task's run: the API's cancel is called only when `cancelled` was set (tasks/cancel).
+    detached: bool = False
 
     @classmethod
     def from_tool(cls, ctx: ToolContext, *, identity: Identity | None = None) -> CallContext:
@@ -124,6 +133,9 @@ class CallContext:
             cancelled=ctx.cancelled,
             progress=ctx._report_progress,
             trace=trace,
+            confirm=ctx.confirm,
+            follow_until=ctx.follow_until,
+            detached=ctx.detached,
         )
 
 
@@ -361,8 +373,11 @@ class OperationCall:
         status = "error"
         try:
             args = dict(arguments or {}) if validated else self.validate(arguments)
+            request = self.prepare(args)
+            if context.confirm is not None:
+                await context.confirm(self.entry, args)  # raises when the user declines: nothing is sent
             async with self._caller_slot(context):
-                prepared, parts = await self.authorize(self.prepare(args), context)
+                prepared, parts = await self.authorize(request, context)
                 response = await self.send(prepared, context)
             status = str(response.status)
             await self.check_contract(response)
@@ -373,6 +388,44 @@ class OperationCall:
                     self.check_status(response, parts, context)
                 except ApiError:
                     pass  # the caller judges the status; the cached token was dropped all the same
+            tracker = self.runtime.operations
+            if response.status == 202 and self.entry.long_running is not None and tracker is not None:
+                response = await tracker.follow(self, response, request, args, context)
+                status = f"{status}>{response.status}"
+            return response
+        except UpstreamStatusError as exc:
+            raise ApiError(redact(str(exc)), status=exc.status) from None
+        except OperationPending:  # still running: its message was redacted when it was made
+            status = "202>pending"
+            raise
+        except ToolError as exc:
+            status = type(exc).__name__
+            raise type(exc)(redact(str(exc))) from None
+        except BaseException as exc:  # cancelled, or an input round (InputRequired) before anything was sent
+            status = "cancelled" if isinstance(exc, anyio.get_cancelled_exc_class()) else type(exc).__name__
+            raise
+        finally:
+            self._audit(context, status, time.monotonic() - started)
+
+    async def fetch(self, url: httpx.URL, context: CallContext, *, what: str = "status") -> UpstreamResponse:
+        """GET ``url``, a URL the API gave for this operation (its status URL), by every rule of a call.
+
+        ``url`` must have passed the redirect rules (:func:`bridge.redirects.redirect_target`). The
+        request carries this operation's credentials (the caller's exchanged token included), takes
+        the caller's and the API's slots, honours the deadline and the response cap, and a 4xx/5xx
+        answer raises :class:`ApiError`. One audit line, with ``path=<what>``.
+        """
+        redact = self.runtime.credentials.redact
+        started = time.monotonic()
+        status = "error"
+        accept = ", ".join(self.entry.binding.accept) if self.entry.binding.accept else DEFAULT_ACCEPT
+        try:
+            prepared = request_for_url(url, base_url=self.runtime.base_url, operation=self.operation, accept=accept)
+            async with self._caller_slot(context):
+                prepared, parts = await self.authorize(prepared, context)
+                response = await self.send(prepared, context)
+            status = str(response.status)
+            self.check_status(response, parts, context)
             return response
         except UpstreamStatusError as exc:
             raise ApiError(redact(str(exc)), status=exc.status) from None
@@ -383,7 +436,7 @@ class OperationCall:
             status = "cancelled"
             raise
         finally:
-            self._audit(context, status, time.monotonic() - started)
+            self._audit(context, status, time.monotonic() - started, path=what)
 
     def _caller_slot(self, context: CallContext) -> AbstractAsyncContextManager[None]:
         limits = self.runtime.caller_limits
@@ -392,7 +445,7 @@ class OperationCall:
             return nullcontext()
         return limits.slot(identity.subject or identity.client_id or "unknown")
 
-    def _audit(self, context: CallContext, status: str, seconds: float) -> None:
+    def _audit(self, context: CallContext, status: str, seconds: float, *, path: str | None = None) -> None:
         # Names, ids and the status only: never argument values, never tokens. One line of
         # space-separated key=value fields whose values never hold a space, so it splits back.
         identity = context.identity
@@ -404,8 +457,8 @@ class OperationCall:
                 _field(identity.subject if identity else None),
                 _field(identity.client_id if identity else None),
                 _field(context.surface),
-                _field(self.entry.binding.method),
-                _field(self.entry.binding.path),
+                _field(self.entry.binding.method if path is None else "GET"),
+                _field(self.entry.binding.path if path is None else path),
                 _field(status),
                 seconds * 1000,
             )

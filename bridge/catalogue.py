@@ -196,6 +196,39 @@ class ToolAnnotationsSpec:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class OperationLink:
+    """Another operation the bridge calls about a long-running one (its cancel operation).
+
+    ``arguments`` maps each argument of the linked tool to an OpenAPI runtime expression
+    (``$response.body#/id``, ``$response.header.X-Job``, ``$request.path.name``, ...) read from
+    the call that started the operation, or to a constant (bridge/longrunning/links.py).
+    """
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class LongRunning:
+    """An operation that answers ``202 Accepted`` and a status URL to poll (bridge/longrunning/).
+
+    Set from a 202 response with a ``Location`` or ``Operation-Location`` header, from
+    ``x-ms-long-running-operation``, or from ``x-mcp-async`` / the config's ``async``. The
+    defaults recognise the common status bodies (``status``/``state``/``provisioningState``,
+    Google's ``done``); ``state`` (a JSON pointer), the value lists and ``result`` (a pointer to
+    the result inside the final status body) say more when an API differs.
+    """
+
+    status_headers: tuple[str, ...] = ()  # the headers naming the status URL; () is the default set
+    state: str | None = None
+    running: tuple[str, ...] = ()
+    succeeded: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()
+    result: str | None = None
+    cancel: OperationLink | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
 class ToolEntry:
     name: str
     title: str | None = None
@@ -210,6 +243,8 @@ class ToolEntry:
     # The OAuth scopes a caller needs, set in --config (alternatives); None: from the operation's
     # OAuth2 / OpenID Connect security requirements (bridge/scopes.py).
     scopes: tuple[tuple[str, ...], ...] | None = None
+    # Set when the operation answers 202 and a status URL (bridge/longrunning/).
+    long_running: LongRunning | None = None
 
     @property
     def operation(self) -> str:
@@ -304,6 +339,29 @@ class WorkflowEntry:
 ServeMode = Literal["tools", "discovery", "code"]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class IconSpec:
+    """One icon of the server (MCP ``Icon``): an https or ``data:`` image URL (bridge/server_info/)."""
+
+    src: str
+    mime_type: str | None = None
+    sizes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class ServerInfoSpec:
+    """What ``initialize`` says about the server besides its name (bridge/server_info/).
+
+    ``description`` is the first paragraph of the spec's ``info.description`` as plain text;
+    ``instructions`` and ``title``, set in the generator's config, replace it and the API's title.
+    """
+
+    description: str | None = None
+    instructions: str | None = None
+    title: str | None = None
+    icons: tuple[IconSpec, ...] = ()
+
+
 class Catalogue(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -321,6 +379,8 @@ class Catalogue(BaseModel):
     # Descriptions of arguments that mean the same in many tools, said once (in the server's
     # instructions) instead of in every tool: argument name -> description.
     shared_arguments: dict[str, str] = Field(default_factory=dict)
+    # Instructions, title and icons for `initialize` (info.description, x-logo, the config's `server`).
+    server: ServerInfoSpec | None = None
     # Arazzo workflows, one tool each, whose steps call the tools above (absent when there are none).
     workflows: tuple[WorkflowEntry, ...] = ()
 

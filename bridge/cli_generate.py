@@ -79,8 +79,9 @@ def _read_config(path: Path | None) -> dict[str, Any]:
     "config_path",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="YAML/JSON file with per-operation overrides: {operations: {<operationId or 'METHOD /path'>: "
-    "{name, annotations, exclude, output: {fields, max_items, max_string, max_bytes}, bind}}}, "
-    "bind: {<parameter>: env:VAR or a fixed value} for every operation, and overlays: / workflows: [files].",
+    "{name, annotations, exclude, output: {fields, max_items, max_string, max_bytes}, bind, async}}}, "
+    "bind: {<parameter>: env:VAR or a fixed value} for every operation, server: {instructions, title, icons} "
+    "for initialize, and overlays: / workflows: [files].",
 )
 @click.option(
     "--overlay",
@@ -185,6 +186,7 @@ def generate(
         workflows=(*_config_paths(config, "workflows", config_path), *workflow_paths),
         overrides=dict(config.get("operations") or {}),
         bindings=dict(config.get("bind") or {}),
+        server=dict(server) if isinstance(server := config.get("server"), dict) else {},
         mode="discovery" if mode == "discovery" else ("code" if mode == "code" else "tools"),
         output_schemas=not no_output_schemas,
         compact=not no_compact,

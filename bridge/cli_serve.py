@@ -11,7 +11,9 @@ import click
 
 from bridge.argument_size import DEFAULT_MAX_ARGUMENT_BYTES
 from bridge.cli import err as _err
+from bridge.confirm.policy import DEFAULT_TIMEOUT as DEFAULT_CONFIRM_TIMEOUT
 from bridge.limits import DEFAULT_CALLS_PER_USER
+from bridge.longrunning import DEFAULT_DEADLINE, DEFAULT_WAIT
 from bridge.sandbox import DEFAULT_MAX_CALLS, DEFAULT_MEMORY_BYTES, DEFAULT_WALL_SECONDS, SandboxLimits
 from bridge.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS
 from bridge.trim import DEFAULT_MAX_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_STRING
@@ -120,6 +122,53 @@ def forwarded_networks(value: str) -> tuple[str, ...]:
     "biggest argument. 0: no cap. HTTP bodies are also capped at 4 MiB.",
 )
 @click.option("--no-output-schemas", is_flag=True, help="Advertise no output schemas (saves tokens and bytes).")
+@click.option(
+    "--confirm",
+    type=click.Choice(["none", "destructive", "writes"]),
+    default="none",
+    show_default=True,
+    help="Ask the user (MCP elicitation) before calls: destructive ones, or every one that is not read-only. "
+    "Declined: a tool error, nothing sent.",
+)
+@click.option(
+    "--confirm-fallback",
+    type=click.Choice(["refuse", "proceed"]),
+    default="refuse",
+    show_default=True,
+    help="With --confirm, for clients that cannot be asked: refuse the call (a tool error), or send it unasked.",
+)
+@click.option(
+    "--confirm-timeout",
+    type=click.FloatRange(1),
+    default=DEFAULT_CONFIRM_TIMEOUT,
+    show_default=True,
+    help="Seconds the user has to answer a confirmation; no answer counts as cancel.",
+)
+@click.option(
+    "--resources", "resources", is_flag=True, help="Also offer GET operations as MCP resources and resource templates."
+)
+@click.option(
+    "--icon",
+    "icons",
+    multiple=True,
+    metavar="URL|FILE",
+    help="The server's icon in initialize: an https or data: URL, or an image file (replaces the package's).",
+)
+@click.option(
+    "--async-wait",
+    type=click.FloatRange(0),
+    default=DEFAULT_WAIT,
+    show_default=True,
+    help="Long-running operations: seconds a call without MCP tasks waits before answering with a handle "
+    "to check again (get_operation_status).",
+)
+@click.option(
+    "--async-deadline",
+    type=click.FloatRange(1),
+    default=DEFAULT_DEADLINE,
+    show_default=True,
+    help="Long-running operations: the longest the bridge follows one (an MCP task, or status checks).",
+)
 @click.option("--spec", "spec_path", help="The spec a package was generated from (for --validate-responses).")
 @click.option(
     "--overlay",
@@ -237,6 +286,13 @@ def serve(
     no_trim: bool,
     max_argument_bytes: int,
     no_output_schemas: bool,
+    confirm: str,
+    confirm_fallback: str,
+    confirm_timeout: float,
+    resources: bool,
+    icons: tuple[str, ...],
+    async_wait: float,
+    async_deadline: float,
     spec_path: str | None,
     overlays: tuple[str, ...],
     workflows: tuple[str, ...],
@@ -287,7 +343,16 @@ def serve(
     except ValueError as exc:
         _err(f"error: {exc}")  # one line: a server that would fail open never starts
         sys.exit(2)
+    from bridge.confirm.policy import ConfirmSettings
+    from bridge.longrunning.follow import FollowSettings
     from bridge.serve import ServeOptions, serve_target
+    from bridge.server_info.icons import IconError, icon_from_option
+
+    try:
+        icon_specs = tuple(icon_from_option(icon) for icon in icons)
+    except IconError as exc:
+        _err(f"error: --icon: {exc}")
+        sys.exit(2)
     from bridge.trim import TrimSettings
 
     variables: dict[str, str] = {}
@@ -330,5 +395,13 @@ def serve(
         max_concurrent_calls=max_concurrent_calls,
         max_queue_wait=max_queue_wait,
         max_calls_per_second=max_calls_per_second,
+        confirm=ConfirmSettings(
+            level="writes" if confirm == "writes" else ("destructive" if confirm == "destructive" else "none"),
+            fallback="proceed" if confirm_fallback == "proceed" else "refuse",
+            timeout=confirm_timeout,
+        ),
+        resources=resources,
+        icons=icon_specs,
+        long_running=FollowSettings(wait=async_wait, deadline=max(async_deadline, async_wait)),
     )
     sys.exit(serve_target(target, options))

@@ -30,6 +30,7 @@ import mcp_types
 
 from bridge.calls import ApiError, CallContext, OperationCall, current_identity
 from bridge.catalogue import Catalogue, ToolEntry, WorkflowEntry, stub_entries
+from bridge.confirm.asking import single_round
 from bridge.discovery import Discovery, _hints, _summary
 from bridge.errors import ToolError
 from bridge.http_tools import HttpRuntime
@@ -269,6 +270,11 @@ class CodeMode:
         identity = current_identity() if self.runtime.identities else None
         context = CallContext.from_tool(ctx, identity=identity)
         context.deadline = anyio.current_time() + limits.wall_seconds
+        # A long-running operation answers "still running" (an ApiError with a handle) before the
+        # program's time is up, rather than being cancelled at the API when the program is stopped.
+        context.follow_until = context.deadline - min(1.0, limits.wall_seconds / 10)
+        # Each write is confirmed as the program reaches it; a program runs once, so no input rounds.
+        context.confirm = single_round(context.confirm)
         functions = {name: self._host_function(allowed[name], context, calls) for name in used}
         try:
             value, printed = await self.sandbox.run(

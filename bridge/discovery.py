@@ -16,6 +16,7 @@ behind it taken together (with one writing operation, it is not read-only).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -192,12 +193,7 @@ class Discovery:
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None, ctx: ToolContext) -> mcp_types.CallToolResult:
         tool = self._tool(name)
-        inner = ToolContext(
-            tool_name=tool.name,
-            meta=ctx.meta,
-            cancelled=ctx.cancelled,
-            _report_progress=ctx._report_progress,
-        )
+        inner = dataclasses.replace(ctx, tool_name=tool.name)  # cancellation, progress, confirmation go along
         result = await invoke(tool, self._validator, arguments, inner)
         meta: dict[str, Any] = dict(result.meta or {})
         operation = (tool.meta or {}).get(OPERATION_META_KEY)

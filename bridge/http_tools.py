@@ -29,6 +29,10 @@ from bridge.credentials import Credentials
 from bridge.errors import ToolError
 from bridge.http_settings import USER_AGENT, HttpSettings
 from bridge.limits import CallerLimits
+from bridge.longrunning.follow import OperationPending
+from bridge.longrunning.pending import pending_result
+from bridge.longrunning.tasks import TASK_SUPPORT
+from bridge.longrunning.tracker import OperationTracker
 from bridge.response_check import ResponseContract
 from bridge.scopes import Requirement, requirement
 from bridge.token_exchange import TokenExchanger
@@ -60,6 +64,8 @@ class HttpRuntime:
     caller_limits: CallerLimits | None = None
     # Calls carry the caller's identity (HTTP with client authentication); off: no lookup per call.
     identities: bool = False
+    # Follows operations that answer 202 and a status URL (bridge/longrunning/); None: the API has none.
+    operations: OperationTracker | None = None
 
     @classmethod
     def create(
@@ -108,6 +114,7 @@ class HttpRuntime:
         upstream = Upstream(
             url, settings=settings, transport=transport, redact=credentials.redact, name=catalogue.title
         )
+        long_running = {entry.name: entry for entry in catalogue.tools if entry.long_running is not None}
         return cls(
             upstream=upstream,
             credentials=credentials,
@@ -115,6 +122,7 @@ class HttpRuntime:
             settings=settings,
             trim=trim,
             contract=contract,
+            operations=OperationTracker({e.name: e for e in catalogue.tools}) if long_running else None,
         )
 
     async def aclose(self) -> None:
@@ -140,7 +148,10 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
             fields = split_fields(args.pop(fields_arg))  # never sent upstream
         # The server validated the arguments against this tool's schema before run.
         context = CallContext.from_tool(ctx, identity=current_identity() if runtime.identities else None)
-        response = await call.respond(args, context, validated=True)
+        try:
+            response = await call.respond(args, context, validated=True)
+        except OperationPending as exc:  # still running when the wait ran out: a handle, not an error
+            return pending_result(exc, structured=entry.output_schema is None)
         try:
             if len(response.content) > OFF_LOOP_BYTES:
                 # parsing, redacting and trimming a big body takes milliseconds per 32 KiB: off the loop
@@ -161,6 +172,7 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
         apply_defaults=False,
         checks_own_output=True,
         internal=True,
+        execution=TASK_SUPPORT if entry.long_running is not None else None,
     )
 
 

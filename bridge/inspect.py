@@ -80,6 +80,7 @@ def inspect_target(target: str, *, mode: str | None = None, npm_dirs: Sequence[P
     """Measure ``target`` (a package folder or a spec file) as ``serve`` would present it."""
     from bridge.serve import ServeOptions, build_registry, build_runtime, server_instructions
     from bridge.server import wire_tool  # the exact tools/list form
+    from bridge.server_info.identity import server_identity
 
     catalogue, package_dir = _load(target)
     chosen = mode or catalogue.mode
@@ -110,7 +111,11 @@ def inspect_target(target: str, *, mode: str | None = None, npm_dirs: Sequence[P
         exact=counter.exact,
         counter=counter.source,
         operations=len(registry),
-        instructions_tokens=counter.count(server_instructions(catalogue, served_mode, len(registry), code=code)),
+        instructions_tokens=counter.count(
+            server_instructions(
+                catalogue, served_mode, len(registry), code=code, about=server_identity(catalogue).about
+            )
+        ),
     )
     for tool in served:
         wire = wire_tool(tool).model_dump(mode="json", by_alias=True, exclude_none=True)

@@ -53,7 +53,7 @@ from bridge.styles import (
 from bridge.wire_names import WireNames
 from bridge.wire_rules import DEFAULT_ACCEPT, FORBIDDEN_HEADERS, FRAMING_HEADERS
 
-__all__ = ["PreparedRequest", "build_request", "check_prepared", "decode_file"]
+__all__ = ["PreparedRequest", "build_request", "check_prepared", "decode_file", "request_for_url"]
 
 _HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 
@@ -359,3 +359,38 @@ def check_prepared(request: PreparedRequest, base_url: httpx.URL) -> None:
             or lowered.startswith("x-forwarded-")
         ):
             raise unsafe
+
+
+def request_for_url(url: httpx.URL, *, base_url: httpx.URL | str, operation: str, accept: str) -> PreparedRequest:
+    """A GET of ``url``, a URL the API named itself (a status URL), checked like a request it describes.
+
+    ``url`` must already have passed :func:`bridge.redirects.redirect_target` (same origin, under
+    the base path, no dot segment in any spelling). Its path segments become the literal template,
+    so :func:`check_prepared` and the credential step re-prove it as they do any request.
+
+    Raises:
+        UnsafeRequestError: the URL is not under the base path or does not survive re-assembly.
+    """
+    base = httpx.URL(base_url)
+    raw = url.raw_path.decode("ascii")
+    path, _, query_text = raw.partition("?")
+    prefix = _base_path(base)
+    if not path.startswith(prefix + "/") or url.fragment or url.userinfo:
+        raise UnsafeRequestError(f"{operation}: the URL is outside the API's base path; nothing was sent.")
+    query = tuple((n, v) for n, _, v in (item.partition("=") for item in query_text.split("&") if item))
+    segments: tuple[str | None, ...] = tuple(path.split("/")[1:])
+    assembled = _assemble(base, path, query, segments, operation)
+    request = PreparedRequest(
+        method="GET",
+        url=assembled,
+        headers=(("Accept", accept),),
+        content=None,
+        content_type=None,
+        operation=operation,
+        base_url=base,
+        path=path,
+        query=query,
+        cookies=(),
+        template_segments=segments,
+    )
+    return _proven(request, _url_parts(request))

@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,19 +18,27 @@ from mcp.server.lowlevel import Server
 
 from bridge.argument_size import DEFAULT_MAX_ARGUMENT_BYTES
 from bridge.auth_options import ExchangeOptions
-from bridge.catalogue import Catalogue, ServeMode, stub_entries
+from bridge.catalogue import Catalogue, IconSpec, ServeMode, stub_entries
 from bridge.client_auth import ClientAuth, ClientTokenVerifier
+from bridge.confirm.asking import Confirmations
+from bridge.confirm.policy import INSTRUCTIONS as CONFIRM_INSTRUCTIONS
+from bridge.confirm.policy import ConfirmSettings
 from bridge.discovery import CALL as DISCOVERY_CALL
 from bridge.discovery import discovery_instructions, discovery_registry
 from bridge.errors import BridgeError
 from bridge.http_tools import HttpRuntime, HttpSettings, tools_from_catalogue
 from bridge.limits import DEFAULT_CALLS_PER_USER, CallerLimits
+from bridge.longrunning.follow import FollowSettings
+from bridge.longrunning.status_tool import STATUS_TOOL, status_tool
+from bridge.longrunning.tasks import TaskRunner
+from bridge.longrunning.tracker import INSTRUCTIONS as LONG_RUNNING_INSTRUCTIONS
 from bridge.package import apply_hooks, load_catalogue
 from bridge.response_check import ResponseContract
 from bridge.sandbox import Sandbox, SandboxLimits
 from bridge.scopes import call_requirement as scopes_call_requirement
 from bridge.scrub import scrub
 from bridge.server import build_server
+from bridge.server_info.identity import server_identity
 from bridge.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS
 from bridge.startup import base_url_source, startup_lines
 from bridge.token_exchange import ExchangeSettings, TokenExchanger
@@ -78,6 +86,10 @@ class ServeOptions:
     max_calls_per_second: float | None = None
     max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES  # one call's arguments (0: no cap)
     sandbox: SandboxLimits = field(default_factory=SandboxLimits)  # code mode: per-program limits
+    long_running: FollowSettings = field(default_factory=FollowSettings)  # --async-wait, --async-deadline
+    confirm: ConfirmSettings = field(default_factory=ConfirmSettings)  # --confirm, --confirm-fallback
+    resources: bool = False  # --resources: GET operations as MCP resources and templates
+    icons: tuple[IconSpec, ...] = ()  # --icon: replaces the package's icons
 
 
 def load_target(
@@ -143,6 +155,8 @@ def build_runtime(
         trim=options.trim,
         contract=contract,
     )
+    if runtime.operations is not None:
+        runtime.operations.settings = options.long_running
     if options.auth is None:
         return runtime
     exchanger = None
@@ -206,9 +220,20 @@ def build_registry(catalogue: Catalogue, runtime: HttpRuntime, package_dir: Path
     return registry
 
 
-def server_instructions(catalogue: Catalogue, mode: ServeMode, tool_count: int, *, code: CodeMode | None = None) -> str:
-    """What the model is told once: the API, how results are trimmed, shared argument meanings."""
+def server_instructions(
+    catalogue: Catalogue,
+    mode: ServeMode,
+    tool_count: int,
+    *,
+    code: CodeMode | None = None,
+    about: str | None = None,
+    confirm: bool = False,
+) -> str:
+    """What the model is told once: the API (``about``: the spec's description, plain and bounded, or
+    the package config's instructions), how results are trimmed, shared argument meanings."""
     lines = [f"Tools for the {catalogue.title} API (version {catalogue.api_version})."]
+    if about:
+        lines.append(about)
     if mode == "discovery":
         lines.append(discovery_instructions(catalogue, tool_count))
     if code is not None:
@@ -218,6 +243,10 @@ def server_instructions(catalogue: Catalogue, mode: ServeMode, tool_count: int, 
     lines.append(TRIM_INSTRUCTIONS)
     if code is None and any(entry.binding.fields_arg for entry in catalogue.tools):
         lines.append(FIELDS_INSTRUCTIONS)
+    if any(entry.long_running is not None for entry in catalogue.tools):
+        lines.append(LONG_RUNNING_INSTRUCTIONS)
+    if confirm:
+        lines.append(CONFIRM_INSTRUCTIONS)
     if catalogue.shared_arguments:
         lines.append("Arguments that mean the same in every tool that takes them:")
         lines.extend(f"- {name}: {text}" for name, text in catalogue.shared_arguments.items())
@@ -234,6 +263,7 @@ def build_bridge_server(
     runtime: HttpRuntime | None = None,
     package_dir: Path | None = None,
     sandbox: SandboxLimits | None = None,
+    options: ServeOptions | None = None,
 ) -> Server:
     """The MCP server for ``registry``: its tools, the three discovery tools, or code mode's.
 
@@ -243,9 +273,14 @@ def build_bridge_server(
     ``redact`` (the runtime's ``Credentials.redact``) scrubs tool error messages, hand-written
     tools' included; without it only the structural credential spellings are scrubbed.
     ``max_argument_bytes`` caps one call's arguments (0: no cap).
+
+    ``options`` brings what ``serve`` adds on top: ``--confirm``, ``--resources``, ``--icon``;
+    long-running operations get MCP tasks in tools mode and the status tool in every mode.
     """
     from bridge.version import bridge_version
 
+    options = options or ServeOptions()
+    redact = redact or scrub
     mode = mode or catalogue.mode
     code: CodeMode | None = None
     if mode == "code":
@@ -261,29 +296,49 @@ def build_bridge_server(
             registry,
             runtime,
             stub_source(package_dir, stub_entries(catalogue)),
-            Sandbox(sandbox or SandboxLimits()),
+            Sandbox(sandbox or options.sandbox),
         )
         served = code_registry(code)
     else:
         served = discovery_registry(registry, catalogue) if mode == "discovery" else registry
+    if runtime is not None and runtime.operations is not None and STATUS_TOOL not in served:
+        served.add(status_tool(runtime.operations, runtime))  # listed only when the API has long-running operations
+    identity = server_identity(catalogue, icons=options.icons)
+    confirm = options.confirm.level != "none"
+    operations = runtime.operations if runtime is not None else None
+    tasks = TaskRunner(operations.settings.deadline) if operations is not None and mode == "tools" else None
     server = build_server(
         served,
         name=catalogue.name,
         version=bridge_version(),
-        instructions=server_instructions(catalogue, mode, len(registry), code=code),
-        redact=redact or scrub,
+        instructions=server_instructions(
+            catalogue, mode, len(registry), code=code, about=identity.about, confirm=confirm
+        ),
+        redact=redact,
         max_argument_bytes=max_argument_bytes,
+        title=identity.title,
+        icons=identity.sdk_icons(),
+        confirmations=Confirmations(options.confirm, api=catalogue.title, redact=redact) if confirm else None,
+        tasks=tasks,
     )
-    if code is not None:
-        server.lifespan = SandboxLifespan(code.sandbox)
+    if options.resources:
+        if runtime is None:
+            raise BridgeError("--resources needs the HTTP runtime resources are read through")
+        from bridge.resources import install_resources
+
+        install_resources(server, catalogue, registry, runtime)
+    if code is not None or tasks is not None:
+        server.lifespan = SandboxLifespan(code.sandbox if code is not None else None, tasks)
     return server
 
 
 class SandboxLifespan:
-    """A server lifespan that stops the sandbox's workers when the last connection ends."""
+    """A server lifespan: the task group MCP tasks run in, and the sandbox's workers, stopped when
+    the last connection ends."""
 
-    def __init__(self, sandbox: Sandbox) -> None:
+    def __init__(self, sandbox: Sandbox | None, tasks: TaskRunner | None = None) -> None:
         self.sandbox = sandbox
+        self.tasks = tasks
         self._open = 0
 
     def __call__(self, server: Server) -> AbstractAsyncContextManager[dict[str, Any]]:
@@ -293,10 +348,11 @@ class SandboxLifespan:
     async def _lifespan(self) -> AsyncIterator[dict[str, Any]]:
         self._open += 1
         try:
-            yield {}
+            async with self.tasks.running() if self.tasks is not None else nullcontext():
+                yield {}
         finally:
             self._open -= 1
-            if self._open == 0:
+            if self._open == 0 and self.sandbox is not None:
                 await self.sandbox.aclose()
 
 
@@ -356,6 +412,7 @@ def serve_target(target: str, options: ServeOptions) -> int:
                 runtime=runtime,
                 package_dir=package_dir,
                 sandbox=options.sandbox,
+                options=options,
             )
     except BridgeError as exc:
         print(f"error: {exc}", file=sys.stderr)

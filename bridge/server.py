@@ -16,8 +16,9 @@
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -30,15 +31,17 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from pydantic import ValidationError
 
 from bridge.argument_size import DEFAULT_MAX_ARGUMENT_BYTES
+from bridge.confirm.asking import Confirmations, InputRequired
 from bridge.content import error_result
 from bridge.errors import ToolError
 from bridge.invoke import invoke
+from bridge.longrunning.tasks import TaskRunner
 from bridge.scopes import allows, caller_scopes, missing
 from bridge.scrub import scrub
 from bridge.tools import Tool, ToolContext, ToolRegistry, single_leaf
 from bridge.validation import ArgumentValidator
 
-__all__ = ["UNEXPECTED_ERROR_MESSAGE", "build_server", "wire_data", "wire_tool"]
+__all__ = ["UNEXPECTED_ERROR_MESSAGE", "build_server", "modern_wire_data", "wire_data", "wire_tool"]
 
 logger = logging.getLogger("bridge.server")
 
@@ -86,9 +89,19 @@ def wire_data(tool: Tool) -> dict[str, Any]:
     # API the copy costs tens of kilobytes of every tools/list.
     if tool.annotations:
         wire["annotations"] = {k: _plain(v) for k, v in tool.annotations.items() if v is not None}
+    if tool.execution is not None:  # 2025-11-25 task support (2026-07-28 has no such field)
+        wire["execution"] = _plain(tool.execution)
     if tool.meta is not None:
         wire["_meta"] = _plain(tool.meta)
     return wire
+
+
+def modern_wire_data(tool: Tool) -> dict[str, Any]:
+    """``tool`` as a 2026-07-28 ``tools/list`` sends it: :func:`wire_data` without ``execution``
+    (tasks are a 2025-11-25 feature; the 2026 tool has no such field)."""
+    data = wire_data(tool)
+    data.pop("execution", None)
+    return data
 
 
 def wire_tool(tool: Tool) -> types.Tool:
@@ -100,9 +113,17 @@ class _ToolHandlers:
     """The ``tools/list`` and ``tools/call`` handlers over one registry."""
 
     def __init__(
-        self, registry: ToolRegistry, redact: Callable[[str], str], max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES
+        self,
+        registry: ToolRegistry,
+        redact: Callable[[str], str],
+        max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
+        *,
+        confirmations: Confirmations | None = None,
+        tasks: TaskRunner | None = None,
     ) -> None:
         self._registry = registry
+        self._confirmations = confirmations
+        self._tasks = tasks
         self._redact = redact
         self._validator = ArgumentValidator(registry, max_argument_bytes=max_argument_bytes)
         self._listed: tuple[Tool, ...] = ()
@@ -151,7 +172,7 @@ class _ToolHandlers:
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         tool = self._registry.get(params.name)
         if tool is None:
             raise MCPError(
@@ -167,17 +188,35 @@ class _ToolHandlers:
             tool_name=tool.name,
             meta=raw_meta if isinstance(raw_meta, Mapping) else _EMPTY_META,
             _report_progress=ctx.session.report_progress,
+            confirm=self._confirmations.for_request(ctx) if self._confirmations is not None else None,
         )
+        if self._tasks is not None and self._tasks.wants_task(ctx, params):
+            try:  # a bad call is answered at once, not as a failed task
+                self._validator.validate(tool.name, params.arguments, apply_defaults=tool.apply_defaults)
+            except ToolError as exc:
+                return self._error(tool, exc)
+            run = functools.partial(self._run, tool, params.arguments)
+            return await self._tasks.submit(ctx, params, run, tool_ctx, task_support=tool.execution is not None)
+        return await self._run(tool, params.arguments, tool_ctx)
+
+    async def _run(
+        self, tool: Tool, arguments: dict[str, Any] | None, tool_ctx: ToolContext
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """The tool's result, or its error as an ``isError`` result (``InputRequiredResult``: a confirmation round)."""
         try:
-            return await invoke(tool, self._validator, params.arguments, tool_ctx)
+            return await invoke(tool, self._validator, arguments, tool_ctx)
         except MCPError:
             raise
+        except InputRequired as exc:
+            return exc.result
         except ToolError as exc:
             return self._error(tool, exc)
         except Exception as exc:
             leaf = single_leaf(exc)
             if isinstance(leaf, MCPError):
                 raise leaf from exc
+            if isinstance(leaf, InputRequired):
+                return leaf.result
             if isinstance(leaf, ToolError):
                 return self._error(tool, leaf)
             logger.exception('Tool "%s" failed unexpectedly', tool.name)
@@ -227,7 +266,7 @@ class _ListToolsWireCache:
             finally:
                 _ENVELOPE_ONLY.reset(token)
             if isinstance(result, dict) and result.get("tools") == []:
-                result = {**result, "tools": [_checked_wire_data(tool) for tool in current]}
+                result = {**result, "tools": [_checked_wire_data(tool, modern=True) for tool in current]}
         if isinstance(result, dict):
             if len(self._wire) >= MAX_SCOPE_SETS:
                 self._wire.clear()
@@ -251,8 +290,8 @@ def _checked(tool: Tool, data: dict[str, Any]) -> types.Tool:
         raise MCPError(code=types.INTERNAL_ERROR, message="Handler returned an invalid result") from None
 
 
-def _checked_wire_data(tool: Tool) -> dict[str, Any]:
-    data = wire_data(tool)
+def _checked_wire_data(tool: Tool, *, modern: bool = False) -> dict[str, Any]:
+    data = modern_wire_data(tool) if modern else wire_data(tool)
     _checked(tool, data)
     return data
 
@@ -266,6 +305,10 @@ def build_server(
     opentelemetry: bool = True,
     redact: Callable[[str], str] = scrub,
     max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
+    title: str | None = None,
+    icons: Sequence[types.Icon] | None = None,
+    confirmations: Confirmations | None = None,
+    tasks: TaskRunner | None = None,
 ) -> Server[Any]:
     """Build the MCP server that serves ``registry``'s tools.
 
@@ -278,11 +321,17 @@ def build_server(
     ``redact`` scrubs every tool error message before it is sent (default: the structural
     credential spellings of :func:`bridge.scrub.scrub`; ``Credentials.redact`` adds the
     configured secret values).
+
+    ``confirmations`` asks the user before covered calls (``--confirm``, bridge/confirm/);
+    ``tasks`` serves MCP tasks for tools with ``execution`` (bridge/longrunning/tasks.py); the
+    caller runs ``tasks.running()`` in the server's lifespan.
     """
-    handlers = _ToolHandlers(registry, redact, max_argument_bytes)
+    handlers = _ToolHandlers(registry, redact, max_argument_bytes, confirmations=confirmations, tasks=tasks)
     server: Server[Any] = Server(
         name,
         version=version,
+        title=title,
+        icons=list(icons) if icons else None,
         instructions=instructions,
         on_list_tools=handlers.list_tools,
         on_call_tool=handlers.call_tool,
@@ -292,4 +341,6 @@ def build_server(
     if not opentelemetry:
         server.middleware = [m for m in server.middleware if type(m).__name__ != "OpenTelemetryMiddleware"]
     server.middleware.append(_ListToolsWireCache(handlers))
+    if tasks is not None:
+        tasks.install(server)
     return server

@@ -28,6 +28,9 @@ logger = logging.getLogger(__name__)
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 ProgressReporter = Callable[[float, float | None, str | None], Awaitable[None]]
+Confirmer = Callable[[Any, Mapping[str, Any]], Awaitable[None]]
+"""Asks the user to confirm one upstream call: (catalogue ``ToolEntry``, validated arguments);
+raises a ``ToolError`` when they decline (bridge/confirm/)."""
 
 
 async def _no_progress(progress: float, total: float | None, message: str | None) -> None:
@@ -47,6 +50,13 @@ class ToolContext:
     meta: Mapping[str, Any] = field(default_factory=dict)
     cancelled: anyio.Event = field(default_factory=anyio.Event)
     _report_progress: ProgressReporter = _no_progress
+    # Set by the server when --confirm asks before writes (bridge/confirm/); the call core calls it.
+    confirm: Confirmer | None = None
+    # A task's deadline for long-running operations (anyio time); None: the server's wait.
+    follow_until: float | None = None
+    # A task's run: only an explicit cancel (`cancelled` set) cancels its operation at the API, not
+    # the server stopping.
+    detached: bool = False
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send a progress notification; does nothing when the client sent no progress token."""
@@ -78,6 +88,8 @@ class Tool:
     # The bridge's own tool: it raises ToolError on purpose, and any other exception is a bug whose
     # message must not reach the model (see run_tool).
     internal: bool = False
+    # MCP `execution` (2025-11-25), e.g. {"taskSupport": "optional"} for long-running operations.
+    execution: Mapping[str, Any] | None = None
 
 
 def single_leaf(exc: BaseException) -> BaseException:

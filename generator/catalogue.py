@@ -24,6 +24,7 @@ def assemble_catalogue(api: Api, shaped: Shaped, *, mode: ServeMode = "tools") -
         tools=tuple(tool_entry(op, shape) for op, shape in zip(api.operations, shaped.tools, strict=True)),
         mode=mode,
         shared_arguments=shaped.shared_arguments,
+        server=api.server,
     )
 
 
@@ -39,6 +40,7 @@ def tool_entry(op: Operation, shape: ToolShape) -> ToolEntry:
         tags=op.tags,
         deprecated=op.deprecated,
         scopes=op.scopes,
+        long_running=op.long_running,
     )
 
 

@@ -16,11 +16,13 @@ from bridge.catalogue import (
     BodyKind,
     BoundValue,
     JsonSchema,
+    LongRunning,
     OutputPolicy,
     ParamLocation,
     PartEncoding,
     SchemeUse,
     SecurityScheme,
+    ServerInfoSpec,
     ServerSpec,
     ToolAnnotationsSpec,
 )
@@ -94,6 +96,7 @@ class Operation:
     annotations: ToolAnnotationsSpec
     output_policy: OutputPolicy | None = None  # x-mcp-output, then the config's `output`
     scopes: tuple[tuple[str, ...], ...] | None = None  # --config `scopes:` (caller scope alternatives)
+    long_running: LongRunning | None = None  # 202 and a status URL (generator/longrunning.py)
     extensions: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -113,3 +116,4 @@ class Api:
     operations: tuple[Operation, ...]
     issues: tuple[Issue, ...] = ()
     excluded: tuple[str, ...] = ()  # labels of operations left out on purpose (filters, x-mcp exclude)
+    server: ServerInfoSpec | None = None  # initialize's instructions, title, icons (generator/server_info.py)

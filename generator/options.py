@@ -42,6 +42,8 @@ class GenerateOptions:
     # `bind:` of the config file: parameter wire name -> "env:NAME" or a fixed value, for every
     # operation with that parameter (generator/bindings.py); per-operation `bind` overrides it.
     bindings: dict[str, Any] = field(default_factory=dict)
+    # `server:` of the config file: instructions, title and icons for `initialize` (generator/server_info.py).
+    server: dict[str, Any] = field(default_factory=dict)
     # Lean definitions (generator/compact.py); False keeps schemas and descriptions as converted.
     compact: bool = True
     # Longest tool description; None: DEFAULT_TOOL_DESCRIPTION_LIMIT compacted, else DEFAULT_DESCRIPTION_LIMIT.

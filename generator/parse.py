@@ -21,7 +21,7 @@ from typing import Any
 from bridge import json_pointer as jsonpointer
 from bridge.catalogue import JsonSchema, OutputPolicy, ToolAnnotationsSpec
 from generator import bindings as bind_config
-from generator import naming
+from generator import longrunning, naming
 from generator.bodies import FILE_PATTERN as FILE_PATTERN  # re-exported: tests and callers import it from here
 from generator.bodies import request_body as _body
 from generator.ir import Api, Operation
@@ -39,6 +39,7 @@ from generator.parse_params import params as _params
 from generator.parse_responses import responses as _responses
 from generator.schemas import REQUEST, SchemaConverter, SchemaError
 from generator.security import requirements, security_schemes, servers, used_schemes
+from generator.server_info import server_spec
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 MIN_NAME_LENGTH = 16  # room for a readable prefix plus "_" and the 8-digit hash
@@ -90,9 +91,11 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
             operations.append(_build_operation(ctx, raw, names[raw.label], annotations[raw.label]))
         except _Skip as skip:
             ctx.warn(raw.label, f"skipped: {skip}")
+    operations = longrunning.resolve_links(ctx, operations, ctx.cancel_links)
     all_params = [p for op in operations for p in op.params]
     for key in bind_config.unused(options.bindings, all_params):
         ctx.warn("config: bind", f"{key!r} names no parameter of any generated operation; ignored")
+    server = server_spec(info, options.server, ctx.issues, f"{source_name}: /info")
     return Api(
         name=name,
         title=str(info.get("title") or name),
@@ -104,6 +107,7 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
         operations=tuple(operations),
         issues=tuple(ctx.issues),
         excluded=tuple(excluded),
+        server=server,
     )
 
 
@@ -269,6 +273,12 @@ def _convert_operation(
     if inputs.dependent_required:
         arguments["dependentRequired"] = inputs.dependent_required
     responses, result, wrap, accept = _responses(ctx, raw)
+    detected = longrunning.detect(ctx, raw)
+    if detected is not None:
+        # The final answer comes from the status URL, not from the responses the spec lists.
+        result, wrap = None, False
+        if detected[1] is not None:
+            ctx.cancel_links[raw.label] = detected[1]
     summary = _text(raw.op.get("summary"))
     return Operation(
         tool_name=tool_name,
@@ -290,6 +300,7 @@ def _convert_operation(
         annotations=annotations,
         output_policy=_output_policy(ctx, raw),
         scopes=_scope_override(ctx, raw),
+        long_running=detected[0] if detected is not None else None,
         extensions={key: value for key, value in raw.op.items() if str(key).startswith("x-")},
     )
 

@@ -32,6 +32,8 @@ class Context:
     level: Level
     issues: list[Issue] = field(default_factory=list)
     undeclared_schemes: set[str] = field(default_factory=set)
+    # Long-running operations' cancel links, by operation label, resolved once all are named.
+    cancel_links: dict[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def warn(self, where: str, detail: str) -> None:
         self.issues.append(Issue(self.level, where, detail))

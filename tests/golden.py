@@ -20,6 +20,7 @@ GOLDEN_SPECS = {
     "request_bodies": "bodies.yaml",
     "petstore_tailored": "petstore.yaml",
     "pet_coupons_workflows": "arazzo/pet-coupons.openapi.yaml",
+    "jobs": "jobs.yaml",
 }
 
 

@@ -2,7 +2,8 @@
 
     generator/  ──imports──▶  contract (bridge.catalogue, wire_rules, media_types, path_template,
                                result_shape, trim_schema, trim_fields, json_pointer, runtime_requirements,
-                               version, stubs, listing, patterns, json_path, workflows.expressions/conditions)
+                               version, stubs, listing, patterns, json_path, workflows.expressions/conditions,
+                               longrunning.links, server_info.text, server_info.icons)
     bridge/     ──imports──▶  contract, and the generator only lazily, where a command needs it
 
 Contract modules import neither httpx nor the generator, nor any other bridge module.
@@ -37,6 +38,11 @@ CONTRACT = (
     "bridge.workflows.expressions",
     "bridge.workflows.conditions",
     "bridge.listing",
+    "bridge.longrunning",
+    "bridge.longrunning.links",
+    "bridge.server_info",
+    "bridge.server_info.text",
+    "bridge.server_info.icons",
 )
 # bridge modules that may import the generator, inside a function only (the command that needs it).
 LAZY_GENERATOR_USERS = {"cli_generate", "cli_inspect", "serve", "demo", "inspect", "stubsource"}

@@ -16,7 +16,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 
 from bridge.http_tools import HttpRuntime, tools_from_catalogue
 from bridge.package import load_catalogue
-from bridge.server import build_server, wire_data, wire_tool
+from bridge.server import build_server, modern_wire_data, wire_data, wire_tool
 from bridge.tools import Tool, ToolContext, ToolRegistry
 from tests.golden import GENERATED_DIR, GOLDEN_SPECS
 
@@ -81,7 +81,8 @@ def test_wire_data_is_what_the_sdk_puts_in_a_2026_envelope(version: str) -> None
     """Tools without null _meta members (the 2026 wire drops those; such lists take the SDK's path)."""
     tools = [t for t in hand_written_tools() + golden_tools() if None not in (t.meta or {}).values()]
     assert len(tools) > 20
-    ours = [wire_data(t) for t in tools]
+    assert any(t.execution for t in tools)  # the jobs package's long-running tools: no `execution` in 2026
+    ours = [modern_wire_data(t) for t in tools]
     assert json.dumps(ours, sort_keys=True) == json.dumps(sdk_answer(tools, version)["tools"], sort_keys=True)
 
 
@@ -103,11 +104,13 @@ async def test_a_2026_connection_gets_the_sdks_envelope_around_the_same_tools() 
             server.middleware.insert(0, spy)
             async with Client(server, mode=mode) as client:  # type: ignore[arg-type]
                 answers[mode] = await client.list_tools(cache_mode="bypass")
-    assert answers["auto"].tools == answers["legacy"].tools
+    assert [t.model_copy(update={"execution": None}) for t in answers["legacy"].tools] == answers["auto"].tools
     (modern_version, modern), (legacy_version, legacy) = seen
     assert modern_version in MODERN_PROTOCOL_VERSIONS and legacy_version in HANDSHAKE_PROTOCOL_VERSIONS
     assert modern["resultType"] == "complete" and "ttlMs" in modern and "_meta" in modern
-    assert json.dumps(modern["tools"], sort_keys=True) == json.dumps(legacy["tools"], sort_keys=True)
+    without_execution = [{k: v for k, v in tool.items() if k != "execution"} for tool in legacy["tools"]]
+    assert any("execution" in tool for tool in legacy["tools"])  # 2025-11-25 carries task support
+    assert json.dumps(modern["tools"], sort_keys=True) == json.dumps(without_execution, sort_keys=True)
 
 
 def test_wire_data_shares_the_tools_schema_dicts() -> None:

@@ -1,0 +1,5 @@
+"""Confirmed writes (``serve --confirm``): ask the user, by elicitation, before a covered call is sent.
+
+:mod:`.policy` says which calls (and is light enough for the CLI to import), :mod:`.form` what the
+user sees, :mod:`.asking` how they are asked.
+"""

@@ -1,0 +1,123 @@
+"""Over streamable HTTP: confirmations, MCP tasks and resources of ``serve generated/jobs`` with the official client.
+
+The bridge is the real console command in a subprocess (``--transport http``), the jobs API runs on
+loopback in the test's event loop, and the official Python client connects over HTTP, stateful:
+its elicitation callback answers on the request's SSE stream (2025-11-25) or through an input
+round (2026-07-28).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types
+import pytest
+from mcp import Client
+
+from bridge.demo_upstream import free_port
+from tests.e2e.conftest import ROOT, STARTUP_TIMEOUT, port_accepts, stop_process, subprocess_env
+from tests.longrunning.jobs_upstream import API_KEY, JobStore, serve_jobs
+
+pytestmark = pytest.mark.anyio
+PACKAGE = ROOT / "generated" / "jobs"
+
+
+@pytest.fixture
+async def store(anyio_backend: str) -> Any:
+    async with serve_jobs() as running:
+        yield running
+
+
+@asynccontextmanager
+async def http_jobs_bridge(store: JobStore, tmp_path: Path, *flags: str) -> AsyncIterator[str]:
+    port = free_port()
+    log = tmp_path / "bridge.stderr"
+    env = subprocess_env({"JOBS_BASE_URL": f"http://127.0.0.1:{store.port}/v1", "JOBS_API_KEY": API_KEY})
+    command = [sys.executable, "-m", "bridge", "serve", str(PACKAGE), "--transport", "http", "--port", str(port)]
+    with log.open("wb") as stderr:
+        process = subprocess.Popen([*command, *flags], cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stderr=stderr)
+    try:
+        with anyio.fail_after(STARTUP_TIMEOUT):
+            while not await anyio.to_thread.run_sync(port_accepts, port):
+                assert process.poll() is None, log.read_text()
+                await anyio.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        await anyio.to_thread.run_sync(stop_process, process)
+    assert API_KEY not in log.read_text()
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_confirmations_over_http(store: JobStore, tmp_path: Path, mode: str) -> None:
+    answers = iter(["decline", "accept"])
+
+    async def user(ctx: Any, params: mcp_types.ElicitRequestParams) -> mcp_types.ElicitResult:
+        action = next(answers)
+        return mcp_types.ElicitResult(action=action, content={"confirm": True} if action == "accept" else None)
+
+    async with http_jobs_bridge(store, tmp_path, "--confirm", "writes") as url:
+        async with Client(url, mode=mode, elicitation_callback=user) as client:
+            declined = await client.call_tool("startJob", {"kind": "inline", "steps": 1})
+            assert store.requests == []
+            accepted = await client.call_tool("startJob", {"kind": "inline", "steps": 1})
+    assert declined.is_error and not accepted.is_error
+    assert [job.kind for job in store.jobs.values()] == ["inline"]
+
+
+async def test_a_task_over_http(store: JobStore, tmp_path: Path) -> None:
+    async with http_jobs_bridge(store, tmp_path) as url:
+        async with Client(url, mode="legacy") as client:
+            call = client.session._dispatcher.send_raw_request
+            created = await call("tools/call", {"name": "startJob", "arguments": {"kind": "report"}, "task": {}})
+            with anyio.fail_after(15):
+                result = await call("tasks/result", {"taskId": created["task"]["taskId"]})
+    assert result["structuredContent"]["lines"] == ["job-1 done"]
+
+
+async def test_resources_over_http(store: JobStore, tmp_path: Path) -> None:
+    async with http_jobs_bridge(store, tmp_path, "--resources") as url:
+        async with Client(url) as client:
+            templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+            read = await client.read_resource("jobs:///reports/2")
+    assert templates == ["jobs:///jobs/{jobId}", "jobs:///reports/{reportId}"]
+    assert API_KEY not in read.contents[0].text  # type: ignore[union-attr]
+
+
+async def test_the_icon_option_takes_a_file_and_refuses_a_bad_url_in_one_line(store: JobStore, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from bridge.cli import cli
+
+    refused = CliRunner().invoke(cli, ["serve", str(PACKAGE), "--icon", "javascript:alert(1)"])
+    assert refused.exit_code == 2
+    assert refused.output.strip().count("\n") == 0 and "--icon" in refused.output
+    logo = tmp_path / "logo.png"
+    logo.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(32))
+    async with http_jobs_bridge(store, tmp_path, "--icon", str(logo)) as url:
+        async with Client(url, mode="legacy") as client:
+            assert client.server_info is not None
+            icons = client.server_info.icons or []
+    assert [icon.mime_type for icon in icons] == ["image/png"] and icons[0].src.startswith("data:image/png;base64,")
+
+
+async def test_a_task_belongs_to_its_session(store: JobStore, tmp_path: Path) -> None:
+    from mcp import MCPError
+
+    async with http_jobs_bridge(store, tmp_path) as url:
+        async with Client(url, mode="legacy") as owner, Client(url, mode="legacy") as other:
+            created = await owner.session._dispatcher.send_raw_request(
+                "tools/call", {"name": "startJob", "arguments": {"kind": "hang"}, "task": {}}
+            )
+            task_id = created["task"]["taskId"]
+            with pytest.raises(MCPError) as foreign:
+                await other.session._dispatcher.send_raw_request("tasks/get", {"taskId": task_id})
+            listed = await other.session._dispatcher.send_raw_request("tasks/list", {})
+            mine = await owner.session._dispatcher.send_raw_request("tasks/get", {"taskId": task_id})
+    assert foreign.value.error.code == mcp_types.INVALID_PARAMS
+    assert listed["tasks"] == [] and mine["status"] == "working"
