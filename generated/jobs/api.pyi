@@ -10,6 +10,14 @@ ApiError = OSError
 def api_status(error: BaseException) -> int | None:
     """The HTTP status of an ApiError (None when the call failed without an HTTP answer)."""
 
+from typing import Callable as _Callable, Iterable as _Iterable
+
+def map(function: _Callable[..., Any], iterable: _Iterable[Any], /, *iterables: _Iterable[Any]) -> list[Any]:
+    """Python's map, as a list."""
+
+def filter(function: _Callable[[Any], object] | None, iterable: _Iterable[Any], /) -> list[Any]:
+    """Python's filter, as a list."""
+
 Model: TypeAlias = Any
 
 class ListJobsInput(TypedDict, closed=True, total=False):
@@ -51,7 +59,9 @@ async def listJobs(*, limit: int = ...) -> ListJobsOutput:
     """List jobs
     The jobs of this account, newest first.
 
-    GET /jobs (read-only)"""
+    GET /jobs (read-only)
+
+    Pages: arguments limit."""
 
 async def startJob(*, kind: str, steps: int = ...) -> Any:
     """Start a job
