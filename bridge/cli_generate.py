@@ -34,6 +34,25 @@ def _read_config(path: Path | None) -> dict[str, Any]:
     return data
 
 
+def _mapping(config: dict[str, Any], *keys: str) -> dict[str, Any]:
+    for key in keys:
+        if key in config:
+            value = config[key]
+            if not isinstance(value, dict):
+                raise click.UsageError(f"config `{key}` must be a mapping")
+            return dict(value)
+    return {}
+
+
+def _security(config: dict[str, Any]) -> list[Any] | None:
+    value = config.get("security")
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise click.UsageError("config `security` must be a list of requirements such as [{bearer: []}]")
+    return list(value)
+
+
 @click.command()
 @click.argument("spec")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Package folder [default: generated/<name>].")
@@ -79,8 +98,10 @@ def _read_config(path: Path | None) -> dict[str, Any]:
     "config_path",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="YAML/JSON file with per-operation overrides: {operations: {<operationId or 'METHOD /path'>: "
-    "{name, annotations, exclude, output: {fields, max_items, max_string, max_bytes}, bind}}}, and "
-    "bind: {<parameter>: env:VAR or a fixed value} for every operation.",
+    "{name, annotations, exclude, output: {fields, max_items, max_string, max_bytes}, bind, security}}}; "
+    "bind: {<parameter or body property>: env:VAR or a fixed value} for every operation; security_schemes: "
+    "{<name>: <OpenAPI security scheme>} and security: [{<name>: []}] for schemes the spec left out; "
+    "headers: {<header>: env:VAR or a fixed value} sent on every request.",
 )
 @click.option(
     "--mode",
@@ -165,6 +186,9 @@ def generate(
         allow_remote_refs=allow_remote_refs,
         overrides=dict(config.get("operations") or {}),
         bindings=dict(config.get("bind") or {}),
+        security_schemes=_mapping(config, "security_schemes", "securitySchemes"),
+        security=_security(config),
+        headers=_mapping(config, "headers"),
         mode="discovery" if mode == "discovery" else ("code" if mode == "code" else "tools"),
         output_schemas=not no_output_schemas,
         compact=not no_compact,

@@ -16,8 +16,13 @@ oauth2                       ``token`` (a ready access token), or           ``Au
                              (client-credentials grant, cached:
                              :mod:`bridge.oauth_tokens`)
 openIdConnect                ``token``                                      ``Authorization: Bearer``
-mutualTLS / unsupported      never satisfiable                              —
+mutualTLS                    ``cert_file`` (+ ``key_file``, ``key_password``) the TLS connection
+                                                                            (:mod:`bridge.tls`)
+unsupported                  never satisfiable                              —
 ============================ ============================================== =======================
+
+Static headers the operator configured (``Catalogue.headers``) are added to every request, and
+replace any same-named header a parameter would send.
 
 An operation lists alternatives (``HttpBinding.security``). The first alternative whose
 credentials are all configured is used; an empty alternative allows anonymous access and is used
@@ -34,6 +39,7 @@ positions, and named (never shown) in one start-up warning.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import time
@@ -41,12 +47,12 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Literal
 from urllib.parse import quote_plus
 
 import httpx
 
-from bridge.catalogue import SchemeUse, SecurityScheme
+from bridge.bound import missing_message
+from bridge.catalogue import EnvRole, SchemeUse, SecurityScheme, StaticHeader
 from bridge.errors import CredentialsError
 from bridge.header_values import HEADER_SAFE, basic_authorization
 from bridge.oauth_tokens import (
@@ -56,13 +62,14 @@ from bridge.oauth_tokens import (
     ClientSecret,
 )
 from bridge.redact import MIN_SECRET_LENGTH, Redactor
+from bridge.tls import ClientCertificate
 
 __all__ = ["CredentialParts", "Credentials"]
 
 logger = logging.getLogger(__name__)
 
-Role = Literal["value", "token", "username", "password", "client_id", "client_secret"]
-_SECRET_ROLES: frozenset[str] = frozenset({"value", "token", "password", "client_secret"})
+Role = EnvRole
+_SECRET_ROLES: frozenset[str] = frozenset({"value", "token", "password", "client_secret", "key_password"})
 _REMEMBERED_TOKENS = 32  # fetched tokens kept for redaction
 
 
@@ -98,6 +105,7 @@ class Credentials:
         expiry_margin: float = DEFAULT_TOKEN_EXPIRY_MARGIN,
         user_agent: str | None = None,
         bound_env: Iterable[str] = (),
+        headers: Sequence[StaticHeader] = (),
     ) -> None:
         if environ is None:
             environ = os.environ
@@ -115,6 +123,7 @@ class Credentials:
             if raw is not None and raw.strip():
                 self._bound[name] = raw.strip()
         self._bound_view: Mapping[str, str] = MappingProxyType(self._bound)
+        self._headers = tuple(headers)
         self._secrets: dict[str, None] = {}
         self._tokens: deque[str] = deque(maxlen=_REMEMBERED_TOKENS)
         short: list[str] = []
@@ -172,6 +181,8 @@ class Credentials:
             return need("token")
         if scheme.type == "oauth2":
             return need("token") + (need("client_id", "client_secret") if scheme.token_url else [])
+        if scheme.type == "mutualTLS":
+            return need("cert_file")
         return []
 
     def _is_set(self, name: str, empty_ok: bool) -> bool:
@@ -203,12 +214,36 @@ class Credentials:
     # ------------------------------------------------------------------------------------ choice
 
     async def for_operation(self, security: Sequence[Sequence[SchemeUse]]) -> CredentialParts:
-        """Credentials for an operation's security alternatives.
+        """Credentials for an operation's security alternatives, and the static headers.
 
         Raises:
-            CredentialsError: no alternative is configured and anonymous access is not allowed, or
-                an OAuth2 token could not be obtained.
+            CredentialsError: no alternative is configured and anonymous access is not allowed, a
+                static header's variable is not set, or an OAuth2 token could not be obtained.
         """
+        parts = await self._chosen(security)
+        if not self._headers:
+            return parts
+        own = {name.lower() for name, _ in parts.headers}
+        static = tuple((name, value) for name, value in self.static_headers() if name.lower() not in own)
+        return dataclasses.replace(parts, headers=(*static, *parts.headers))
+
+    def static_headers(self) -> list[tuple[str, str]]:
+        """The configured static headers, their variables read (never shown)."""
+        out: list[tuple[str, str]] = []
+        for header in self._headers:
+            value = (header.value.value or "") if header.value.env is None else self._bound.get(header.value.env)
+            if value is None:
+                assert header.value.env is not None
+                raise CredentialsError(missing_message([header.value.env]))
+            if not HEADER_SAFE.fullmatch(value):
+                raise CredentialsError(
+                    f"The value of the configured header {header.name} cannot be sent in an HTTP request (line breaks, "
+                    "control or non-ASCII characters). The user must fix it."
+                )
+            out.append((header.name, value))
+        return out
+
+    async def _chosen(self, security: Sequence[Sequence[SchemeUse]]) -> CredentialParts:
         if not security:
             return CredentialParts()
         anonymous = False
@@ -230,6 +265,21 @@ class Credentials:
             "Retrying will not help until then."
         )
 
+    def client_certificate(self) -> ClientCertificate | None:
+        """The client certificate of the first configured mutualTLS scheme (bridge/tls.py loads it)."""
+        for scheme in self._schemes.values():
+            if scheme.type == "mutualTLS" and scheme.supported and self._raw(scheme, "cert_file"):
+                cert_var = self._var(scheme, "cert_file")
+                assert cert_var is not None
+                return ClientCertificate(
+                    cert_file=self._raw(scheme, "cert_file"),
+                    key_file=self._raw(scheme, "key_file") or None,
+                    password=self._raw(scheme, "key_password") or None,
+                    cert_var=cert_var,
+                    key_var=self._var(scheme, "key_file"),
+                )
+        return None
+
     async def _parts(self, alternative: Sequence[SchemeUse]) -> CredentialParts:
         headers: list[tuple[str, str]] = []
         query: list[tuple[str, str]] = []
@@ -238,6 +288,8 @@ class Credentials:
         for use in alternative:
             scheme = self._schemes[use.scheme]
             env_names.extend(v.name for v in scheme.env if v.name in self._env)
+            if scheme.type == "mutualTLS":
+                continue  # the TLS connection presents the certificate (bridge/tls.py)
             if scheme.type == "apiKey":
                 value = self._header_safe(scheme, "value")
                 assert scheme.param_name is not None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -31,6 +32,7 @@ from bridge.http_settings import USER_AGENT, HttpSettings
 from bridge.limits import CallerLimits
 from bridge.response_check import ResponseContract
 from bridge.scopes import Requirement, requirement
+from bridge.tls import upstream_ssl_context
 from bridge.token_exchange import TokenExchanger
 from bridge.tools import Tool, ToolContext
 from bridge.trim import OFF_LOOP_BYTES, TrimSettings, split_fields
@@ -83,7 +85,8 @@ class HttpRuntime:
         ``trim`` sets how results are trimmed; None: no limits (the ``fields`` argument still works).
 
         Raises:
-            ConfigurationError: the base URL or a server variable cannot be used.
+            ConfigurationError: the base URL or a server variable cannot be used, or the CA bundle
+                or client certificate cannot be loaded.
         """
         settings = settings or HttpSettings()
         url = resolve_base_url(
@@ -100,13 +103,25 @@ class HttpRuntime:
             transport=token_transport,
             user_agent=USER_AGENT,
             bound_env=bound_env,
+            headers=catalogue.headers,
         )
         unset = [name for name in bound_env if name not in credentials.bound_values]
         if unset:
             # Like a missing credential: serving goes on, and the tools that need it say what to set.
             logger.warning("bound parameters read unset environment variables: %s", ", ".join(unset))
+        ssl_context = upstream_ssl_context(
+            catalogue.env_prefix,
+            os.environ if environ is None else environ,
+            credentials.client_certificate(),
+            trust_env=settings.trust_env,
+        )
         upstream = Upstream(
-            url, settings=settings, transport=transport, redact=credentials.redact, name=catalogue.title
+            url,
+            settings=settings,
+            transport=transport,
+            redact=credentials.redact,
+            name=catalogue.title,
+            ssl_context=ssl_context,
         )
         return cls(
             upstream=upstream,

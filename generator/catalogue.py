@@ -24,6 +24,7 @@ def assemble_catalogue(api: Api, shaped: Shaped, *, mode: ServeMode = "tools") -
         tools=tuple(tool_entry(op, shape) for op, shape in zip(api.operations, shaped.tools, strict=True)),
         mode=mode,
         shared_arguments=shaped.shared_arguments,
+        headers=api.headers,
     )
 
 
@@ -87,4 +88,5 @@ def _body_binding(body: Body) -> BodyBinding:
         # Recorded only when the media type does not say it, so catalogues stay as they were.
         kind=body.kind if body.kind != infer_kind(body.media_type) else None,
         encoding=body.encoding,
+        bound_fields=body.bound_fields,
     )

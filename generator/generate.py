@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bridge.catalogue import Catalogue
 from generator.catalogue import assemble_catalogue
+from generator.credential_notes import credential_notes
 from generator.ir import Api
 from generator.issues import GenerationError, Issue, Level
 from generator.load import LoadedSpec, load_spec
@@ -209,7 +210,12 @@ def generate(
         if background is not None:
             background.cancel()
         raise
-    extra = [*package.issues, *_unsatisfiable_issues(catalogue), *([empty] if empty is not None else [])]
+    extra = [
+        *package.issues,
+        *_unsatisfiable_issues(catalogue),
+        *credential_notes(api),
+        *([empty] if empty is not None else []),
+    ]
     api = _settle_issues(replace(api, issues=(*api.issues, *extra)), load_issues, strict=options.strict)
     step("write")
     diff = write_package(package, target, new_manifest_tools=manifest_tools(api))

@@ -22,6 +22,7 @@ from bridge.catalogue import (
     SchemeUse,
     SecurityScheme,
     ServerSpec,
+    StaticHeader,
     ToolAnnotationsSpec,
 )
 from generator.issues import Issue
@@ -59,6 +60,7 @@ class Body:
     encoding: tuple[PartEncoding, ...] = ()
     description: str | None = None
     other_media_types: tuple[str, ...] = ()
+    bound_fields: tuple[BodyField, ...] = ()  # top-level properties the config binds (`bind:`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,3 +115,4 @@ class Api:
     operations: tuple[Operation, ...]
     issues: tuple[Issue, ...] = ()
     excluded: tuple[str, ...] = ()  # labels of operations left out on purpose (filters, x-mcp exclude)
+    headers: tuple[StaticHeader, ...] = ()  # the config's `headers:`, sent on every request

@@ -42,6 +42,13 @@ class GenerateOptions:
     # `bind:` of the config file: parameter wire name -> "env:NAME" or a fixed value, for every
     # operation with that parameter (generator/bindings.py); per-operation `bind` overrides it.
     bindings: dict[str, Any] = field(default_factory=dict)
+    # `security_schemes:` of the config: schemes the spec left out (OpenAPI Security Scheme
+    # Objects, by name), handled exactly like the spec's; `security:` replaces the document's
+    # default requirement (per operation: `operations: {<id>: {security: [...]}}`).
+    security_schemes: dict[str, Any] = field(default_factory=dict)
+    security: list[Any] | None = None
+    # `headers:` of the config: header name -> "env:NAME" or a fixed value, sent on every request.
+    headers: dict[str, Any] = field(default_factory=dict)
     # Lean definitions (generator/compact.py); False keeps schemas and descriptions as converted.
     compact: bool = True
     # Longest tool description; None: DEFAULT_TOOL_DESCRIPTION_LIMIT compacted, else DEFAULT_DESCRIPTION_LIMIT.

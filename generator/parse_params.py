@@ -2,8 +2,8 @@
 
 Every declared parameter becomes an argument, except the ones OpenAPI itself says to ignore
 (``Accept``, ``Content-Type`` and ``Authorization`` headers), the slot of any apiKey scheme (the
-runtime fills that one in from the environment; see ``generator.param_rules``), query pairs the
-path template fixes, and parameters the config binds (``generator.bindings``).
+runtime fills that one in from the scheme's credential; see ``generator.param_rules``), query
+pairs the path template fixes, and parameters the config binds (``generator.bindings``).
 """
 
 from __future__ import annotations
@@ -43,9 +43,19 @@ def params(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Param, .
     # The operator may bind a credential slot (a scheme the operation does not list), never a
     # header no argument may set nor a pair the template fixes.
     bindable = [p for p in declared if not is_never_an_argument(p["in"], p["name"]) and not _is_fixed(p, fixed)]
+    inputs.bind = bind_config.merged(ctx.options.bindings, raw.overrides.get("bind"))
     binds = bind_config.for_operation(
-        ctx.options.bindings, raw.overrides.get("bind"), bindable, lambda detail: ctx.warn(raw.label, detail)
+        inputs.bind, bindable, lambda detail: ctx.warn(raw.label, detail), inputs.bind_matched
     )
+    static = {header.name.lower(): header.value for header in ctx.static_headers}
+    for node in bindable:  # the operator's static header replaces a declared one
+        if node["in"] == "header" and node["name"].lower() in static:
+            binds[(node["name"], "header")] = static[node["name"].lower()]
+    # A parameter in a credential slot is filled from its scheme's credential on every call.
+    for node in bindable:
+        key = (node["name"], node["in"])
+        if key not in binds and (slot := param_rules.slot_binding(ctx.schemes, node["in"], node["name"])) is not None:
+            binds[key] = slot
     kept = [p for p in declared if (p["name"], p["in"]) in binds or not _is_implicit(p, credentials, fixed)]
     _check_path_variables(template, kept)
     # Names an object parameter's members may never take, per location.

@@ -9,7 +9,7 @@ from typing import Any
 
 import jinja2
 
-from bridge.catalogue import CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue
+from bridge.catalogue import CA_BUNDLE_SUFFIX, CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue, SecurityScheme
 from bridge.runtime_requirements import requirements_txt
 from bridge.stubs import STUBS_FILE
 from bridge.version import bridge_version
@@ -138,15 +138,56 @@ def _client_configs(name: str, catalogue: Catalogue, program: str, args: list[st
 
 def _env_vars(catalogue: Catalogue) -> list[tuple[str, str]]:
     rows = [(f"{catalogue.env_prefix}_BASE_URL", "Base URL of the API (overrides the spec's servers)")]
-    for scheme_name, scheme in sorted(catalogue.security_schemes.items()):
-        for var in scheme.env:
-            kind = f"{scheme.type}, {scheme.http_scheme}" if scheme.http_scheme else scheme.type
-            rows.append((var.name, f"`{scheme_name}` ({kind}): {var.role}"))
+    slots: dict[str, list[str]] = {}
     bound: dict[str, list[str]] = {}
     for tool in catalogue.tools:
         for param in tool.binding.params:
             if param.bound is not None and param.bound.env:
-                bound.setdefault(param.bound.env, []).append(f"`{param.wire}` ({param.location})")
+                target = slots if param.bound.scheme else bound
+                target.setdefault(param.bound.env, []).append(f"`{param.wire}` ({param.location})")
+        for field_ in tool.binding.body.bound_fields if tool.binding.body is not None else ():
+            if field_.bound is not None and field_.bound.env:
+                bound.setdefault(field_.bound.env, []).append(f"`{field_.wire}` (body)")
+    for scheme_name, scheme in sorted(catalogue.security_schemes.items()):
+        for var in scheme.env:
+            what = f"`{scheme_name}` ({_scheme_kind(scheme)}): {_ROLE_TEXT.get(var.role, var.role)}"
+            if var.name in slots:
+                what += "; also fills the parameter " + ", ".join(dict.fromkeys(slots[var.name])) + " wherever declared"
+            rows.append((var.name, what))
     for name, uses in bound.items():
         rows.append((name, "bound parameter " + ", ".join(dict.fromkeys(uses)) + " (a secret)"))
+    for header in catalogue.headers:
+        if header.value.env:
+            rows.append((header.value.env, f"header `{header.name}` sent on every request (a secret)"))
+    rows.append(
+        (
+            f"{catalogue.env_prefix}_{CA_BUNDLE_SUFFIX}",
+            "PEM file of the CAs the API's TLS certificate must chain to (a private CA; default: the system store)",
+        )
+    )
     return rows
+
+
+_ROLE_TEXT = {
+    "value": "the API key",
+    "token": "the token",
+    "username": "user name",
+    "password": "password",
+    "client_id": "client id (client-credentials grant: the bridge fetches and refreshes tokens)",
+    "client_secret": "client secret",
+    "cert_file": "PEM file of the client certificate (with its key, unless the key file is set)",
+    "key_file": "PEM file of the certificate's private key",
+    "key_password": "password of an encrypted private key",
+}
+
+
+def _scheme_kind(scheme: SecurityScheme) -> str:
+    if scheme.type == "apiKey":
+        return f"API key in {scheme.location} `{scheme.param_name}`"
+    if scheme.type == "http":
+        return f"HTTP {scheme.http_scheme}"
+    if scheme.type == "oauth2":
+        return "OAuth2: a ready access token, or client id and secret" if scheme.token_url else "OAuth2 access token"
+    if scheme.type == "openIdConnect":
+        return "OpenID Connect access token"
+    return "mutual TLS client certificate"

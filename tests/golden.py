@@ -16,6 +16,7 @@ GOLDEN_SPECS = {
     "multi_file": "multifile/openapi.yaml",
     "parameter_names": "parameters.yaml",
     "request_bodies": "bodies.yaml",
+    "credential_shapes": "credentials.yaml",
 }
 
 

@@ -690,9 +690,14 @@ def test_security_schemes_get_environment_variable_names() -> None:
     assert schemes["oauth"].env == (EnvVar(role="token", name="SWAGGER_PETSTORE_OAUTH_TOKEN"),)
     assert schemes["oauth"].scopes == ("read", "write")
     assert schemes["machine"].token_url == "https://a/token"
-    assert [e.role for e in schemes["machine"].env] == ["client_id", "client_secret"]
+    # A ready token works for every OAuth2 scheme, whatever its flows.
+    assert [e.role for e in schemes["machine"].env] == ["token", "client_id", "client_secret"]
     assert schemes["oidc"].supported and schemes["oidc"].env[0].role == "token"
-    assert not schemes["mtls"].supported and schemes["mtls"].env == ()
+    assert schemes["mtls"].supported and [e.name for e in schemes["mtls"].env] == [
+        "SWAGGER_PETSTORE_MTLS_CERT_FILE",
+        "SWAGGER_PETSTORE_MTLS_KEY_FILE",
+        "SWAGGER_PETSTORE_MTLS_KEY_PASSWORD",
+    ]
 
 
 def test_security_requirements_become_alternatives() -> None:
