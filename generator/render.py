@@ -150,7 +150,10 @@ def _env_vars(catalogue: Catalogue) -> list[tuple[str, str]]:
                 bound.setdefault(field_.bound.env, []).append(f"`{field_.wire}` (body)")
     for scheme_name, scheme in sorted(catalogue.security_schemes.items()):
         for var in scheme.env:
-            what = f"`{scheme_name}` ({_scheme_kind(scheme)}): {_ROLE_TEXT.get(var.role, var.role)}"
+            role = _ROLE_TEXT.get(var.role, var.role)
+            if scheme.type == "oauth2" and var.role == "token" and scheme.token_url:
+                role = "a ready access token (when set, the client credentials are not used)"
+            what = f"`{scheme_name}` ({_scheme_kind(scheme)}): {role}"
             if var.name in slots:
                 what += "; also fills the parameter " + ", ".join(dict.fromkeys(slots[var.name])) + " wherever declared"
             rows.append((var.name, what))
