@@ -102,8 +102,8 @@ def fake_environ(catalogue: Any) -> dict[str, str]:
     env: dict[str, str] = {}
     for scheme in catalogue.security_schemes.values():
         for var in scheme.env:
-            if var.role in ("client_id", "client_secret"):
-                continue
+            if var.role in ("client_id", "client_secret", "cert_file", "key_file", "key_password"):
+                continue  # (certificate files would have to exist)
             env[var.name] = {"username": "bench-user", "password": "bench-pass"}.get(var.role, "bench-secret-123")
     return env
 

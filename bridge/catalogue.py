@@ -225,6 +225,9 @@ class ToolEntry:
     title: str | None = None
     description: str
     input_schema: JsonSchema
+    # What tools/list shows when input_schema is over the generator's bound: deeper parts as plain
+    # objects (bridge/schema_bound.py). Arguments are always checked against input_schema.
+    advertised_input_schema: JsonSchema | None = None
     output_schema: JsonSchema | None = None
     annotations: ToolAnnotationsSpec
     binding: HttpBinding

@@ -170,6 +170,7 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
         description=entry.description,
         title=entry.title,
         input_schema=entry.input_schema,
+        advertised_input_schema=entry.advertised_input_schema,
         output_schema=entry.output_schema,
         annotations=_annotations(entry.annotations),
         meta={OPERATION_META_KEY: entry.operation},

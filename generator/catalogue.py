@@ -34,6 +34,7 @@ def tool_entry(op: Operation, shape: ToolShape) -> ToolEntry:
         title=op.summary,
         description=shape.description,
         input_schema=shape.input_schema,
+        advertised_input_schema=shape.advertised_input_schema,
         output_schema=shape.output_schema,
         annotations=op.annotations,
         binding=http_binding(op, shape),

@@ -55,30 +55,40 @@ class _Hoister:
         return "" if has_ref else text
 
     def _canon(self, node: Any) -> tuple[str, bool]:
-        """(canonical text, holds a $ref); a shareable dict's text is its digest."""
-        if not isinstance(node, dict | list):
-            return json.dumps(node, ensure_ascii=False), False
+        """(canonical text, holds a $ref) of a dict; a shareable one's text is its digest."""
         key = id(node)
         found = self._canonical.get(key)
         if found is not None:
             return found
         self._keep.append(node)
-        if isinstance(node, list):
-            parts = [self._canon(v) for v in node]
-            result = "[" + ",".join(p for p, _ in parts) + "]", any(r for _, r in parts)
-        else:
-            items = []
-            has_ref = "$ref" in node
-            for name in sorted(node):
-                text, ref = self._canon(node[name])
-                has_ref = has_ref or ref
-                items.append(json.dumps(str(name), ensure_ascii=False) + ":" + text)
-            text = "{" + ",".join(items) + "}"
-            if _is_shareable(node):
-                text = '"#' + hashlib.sha256(text.encode()).hexdigest() + '"'
-            result = text, has_ref
+        refs: list[bool] = []
+        shallow = self._shallow(node, refs)
+        text = json.dumps(shallow, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        if _is_shareable(node):
+            text = "#" + hashlib.sha256(text.encode()).hexdigest()
+        result = text, any(refs)
         self._canonical[key] = result
         return result
+
+    def _shallow(self, value: Any, refs: list[bool]) -> Any:
+        """``value`` with each nested shareable shape replaced by its digest (one json.dumps, in C,
+        does the rest)."""
+        if isinstance(value, dict):
+            if "$ref" in value:
+                refs.append(True)
+            out: dict[str, Any] = {}
+            for name, sub in value.items():
+                if isinstance(sub, dict) and _is_shareable(sub):
+                    text, has_ref = self._canon(sub)
+                    if has_ref:
+                        refs.append(True)
+                    out[name] = text
+                else:
+                    out[name] = self._shallow(sub, refs)
+            return out
+        if isinstance(value, list):
+            return [self._shallow(item, refs) for item in value]
+        return value
 
     def count(self, node: Any) -> None:
         if isinstance(node, dict):
@@ -154,6 +164,7 @@ def _resolve_local_defs(schema: dict[str, Any]) -> dict[str, Any]:
     local = schema.get("$defs")
     if not isinstance(local, dict) or not local:
         return schema
+    has_ref: dict[int, bool] = {}
     edges = {name: _refs(body) for name, body in local.items()}
     cyclic = {name for name in local if _reaches(name, name, edges)}
     resolved: dict[str, Any] = {}
@@ -163,6 +174,8 @@ def _resolve_local_defs(schema: dict[str, Any]) -> dict[str, Any]:
             return [resolve(v) for v in node]
         if not isinstance(node, dict):
             return node
+        if not _holds_ref(node, has_ref):
+            return node  # nothing to resolve: the same object (tools share it, so does the hoister)
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith(_LOCAL) and ref[len(_LOCAL) :] in local:
             name = ref[len(_LOCAL) :]
@@ -182,6 +195,20 @@ def _resolve_local_defs(schema: dict[str, Any]) -> dict[str, Any]:
     if cyclic:
         out["$defs"] = {name: resolve(local[name]) for name in local if name in cyclic}
     return out
+
+
+def _holds_ref(node: Any, memo: dict[int, bool]) -> bool:
+    """Whether ``node`` holds a ``$ref`` anywhere (memoised by identity; the nodes outlive the memo)."""
+    if isinstance(node, list):
+        return any(_holds_ref(item, memo) for item in node)
+    if not isinstance(node, dict):
+        return False
+    key = id(node)
+    found = memo.get(key)
+    if found is None:
+        found = "$ref" in node or any(_holds_ref(value, memo) for value in node.values())
+        memo[key] = found
+    return found
 
 
 def _refs(node: Any) -> set[str]:

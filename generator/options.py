@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from bridge.result_shape import DEFAULT_OUTPUT_DEPTH
+from bridge.schema_bound import DEFAULT_INPUT_SCHEMA_BYTES
 
 DEFAULT_MAX_NAME_LENGTH = 64
 MAX_NAME_LENGTH_LIMIT = 128
@@ -62,6 +63,9 @@ class GenerateOptions:
     output_schemas: bool = True  # False: no outputSchema (and no `fields` argument) on any tool
     output_depth: int = DEFAULT_OUTPUT_DEPTH  # object levels the output schema spells out
     output_descriptions: bool = False  # keep descriptions in output schemas
+    # Largest input schema a tool shows (compact JSON bytes; deeper parts become plain objects,
+    # bridge/schema_bound.py); 0: no bound. Arguments are still checked against the whole schema.
+    max_input_schema_bytes: int = DEFAULT_INPUT_SCHEMA_BYTES
     mode: Mode = "tools"  # how `serve` presents the tools by default (recorded in the catalogue)
     allow_empty: bool = False  # write a package with no tool (a warning, not an error)
     env_prefix: str | None = None  # prefix of the environment variables; default from the package name

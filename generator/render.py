@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import shlex
 from dataclasses import dataclass
 from typing import Any
 
 import jinja2
+import pydantic
 
-from bridge.catalogue import CA_BUNDLE_SUFFIX, CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue, SecurityScheme
+from bridge.catalogue import CA_BUNDLE_SUFFIX, CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue, SecurityScheme, ToolEntry
 from bridge.runtime_requirements import requirements_txt
 from bridge.stubs import STUBS_FILE
 from bridge.version import bridge_version
@@ -46,9 +48,45 @@ def dump_json(value: Any) -> bytes:
     return (json.dumps(value, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+_TOOLS_SLOT = "\x00tools\x00"
+
+
 def catalogue_json(catalogue: Catalogue) -> bytes:
-    data = catalogue.model_dump(mode="json", exclude_defaults=True)
-    return dump_json({"format": CATALOGUE_FORMAT, **data})
+    """``catalogue.json``: exactly :func:`dump_json` of the whole catalogue, written one tool at a time.
+
+    Tools share schema objects in memory (a component used by 400 operations is one dict); dumped
+    whole, every share became a copy at once, and a 400-operation API with deeply nested bodies
+    needed 640 MB for a 64 MB file.
+    """
+    if not catalogue.tools:
+        return dump_json({"format": CATALOGUE_FORMAT, **catalogue.model_dump(mode="json", exclude_defaults=True)})
+    data = catalogue.model_dump(mode="json", exclude_defaults=True, exclude={"tools"})
+    head = dump_json({"format": CATALOGUE_FORMAT, **_with_tools_slot(data)})
+    adapter = _tool_adapter()
+    before, after = head.split(json.dumps(_TOOLS_SLOT).encode())
+    chunks = [before, b"[\n"]
+    for number, tool in enumerate(catalogue.tools):
+        text = json.dumps(adapter.dump_python(tool, mode="json", exclude_defaults=True), indent=1, ensure_ascii=False)
+        chunks.append(b"\n".join(b"  " + line for line in text.encode("utf-8").split(b"\n")))
+        chunks.append(b",\n" if number < len(catalogue.tools) - 1 else b"\n")
+    chunks += [b" ]", after]
+    return b"".join(chunks)
+
+
+def _with_tools_slot(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the slot where the tools go, in the catalogue's field order."""
+    out: dict[str, Any] = {}
+    for name in Catalogue.model_fields:
+        if name == "tools":
+            out["tools"] = _TOOLS_SLOT
+        elif name in data:
+            out[name] = data[name]
+    return out
+
+
+@functools.cache
+def _tool_adapter() -> pydantic.TypeAdapter[ToolEntry]:
+    return pydantic.TypeAdapter(ToolEntry)
 
 
 def manifest_tools(api: Api) -> dict[str, str]:

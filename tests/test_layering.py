@@ -26,6 +26,7 @@ CONTRACT = (
     "bridge.path_template",
     "bridge.result_shape",
     "bridge.trim_schema",
+    "bridge.schema_bound",
     "bridge.trim_fields",
     "bridge.json_pointer",
     "bridge.runtime_requirements",
