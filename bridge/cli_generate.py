@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from bridge.cli import err as _err
+from bridge.schema_bound import DEFAULT_INPUT_SCHEMA_BYTES
 from bridge.trim import DEFAULT_OUTPUT_DEPTH
 from generator.options import (
     DEFAULT_DESCRIPTION_LIMIT,
@@ -134,6 +135,14 @@ def _security(config: dict[str, Any]) -> list[Any] | None:
     show_default=True,
     help="Object levels an output schema spells out; deeper objects are given by their type only.",
 )
+@click.option(
+    "--max-input-schema-bytes",
+    type=click.IntRange(0),
+    default=DEFAULT_INPUT_SCHEMA_BYTES,
+    show_default=True,
+    help="Largest input schema a tool shows (compact JSON); deeper parts become plain objects, and arguments "
+    "are still checked against the whole schema. 0: no bound.",
+)
 def generate(
     spec: str,
     output: Path | None,
@@ -157,6 +166,7 @@ def generate(
     tool_description_limit: int | None,
     property_description_limit: int,
     output_depth: int,
+    max_input_schema_bytes: int,
 ) -> None:
     """Read an OpenAPI 2.0/3.0/3.1 SPEC (file or http(s) URL) and write an MCP server package."""
     from generator.generate import generate as run_generate
@@ -195,6 +205,7 @@ def generate(
         tool_description_limit=tool_description_limit,
         property_description_limit=property_description_limit,
         output_depth=output_depth,
+        max_input_schema_bytes=max_input_schema_bytes,
     )
     try:
         with _Steps() as steps, _interruptible() as interrupted, warnings.catch_warnings():
