@@ -57,7 +57,7 @@ def _security(config: dict[str, Any]) -> list[Any] | None:
 @click.command()
 @click.argument("spec")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Package folder [default: generated/<name>].")
-@click.option("--name", help="Package name [default: from the spec's title].")
+@click.option("--name", help="Package name [default: the -o folder's name, else from the spec's title].")
 @click.option(
     "--env-prefix",
     callback=lambda _ctx, _param, value: _env_prefix(value),
@@ -178,6 +178,7 @@ def generate(
     if no_models:
         _err("warning: --no-models is deprecated and does nothing: packages have no models/ (api.pyi is typed)")
     config = _read_config(config_path)
+    name, env_prefix = _names(output, name, env_prefix)
     if description_limit is not None:
         _err("warning: --description-limit is deprecated; use --tool-description-limit")
         limits = [limit for limit in (description_limit, tool_description_limit) if limit is not None]
@@ -236,6 +237,23 @@ def generate(
         click.echo("Changes since the last generation:")
         for line in result.diff.lines():
             click.echo(f"  {line}")
+
+
+def _names(output: Path | None, name: str | None, env_prefix: str | None) -> tuple[str | None, str | None]:
+    """The package name and variable prefix: the options when given; regenerating a package, what
+    its manifest records (no variable is renamed under a user's feet); else, with -o, the folder's
+    name (the package README names variables after it); else None (from the spec's title)."""
+    if output is None or (name is not None and env_prefix is not None):
+        return name, env_prefix
+    from generator.parse import package_name
+    from generator.write import recorded_names
+
+    recorded_name, recorded_prefix = recorded_names(output)
+    if name is None:
+        name = recorded_name or package_name(output.absolute().name)
+    if env_prefix is None and recorded_prefix is not None and name == recorded_name:
+        env_prefix = recorded_prefix
+    return name, env_prefix
 
 
 def _env_prefix(value: str | None) -> str | None:

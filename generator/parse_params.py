@@ -75,21 +75,38 @@ def params(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Param, .
 
 
 def _merged_params(ctx: _Context, raw: _RawOperation) -> list[dict[str, Any]]:
-    """Path-level parameters, replaced or extended by operation-level ones, keyed by (name, in)."""
+    """Path-level parameters, replaced or extended by operation-level ones, keyed by (name, in).
+
+    A parameter with no name is left out with a warning (the operation keeps the others); a path
+    variable no parameter declares is taken as a required string, with a warning.
+    """
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     op_params = raw.op.get("parameters", [])
     if not isinstance(op_params, list):
         raise _Skip("parameters must be a list")
-    for node in [*raw.path_params, *op_params]:
-        param = _deref(ctx.document, node, "parameter")
-        if not isinstance(param, dict):
-            raise _Skip("a parameter is not an object")
-        name, location = param.get("name"), param.get("in")
-        if not isinstance(name, str) or not name:
-            raise _Skip("a parameter has no name")
-        if location not in PARAM_LOCATIONS:
-            raise _Skip(f"parameter {name!r} has unsupported location {location!r}")
-        merged[(name, location)] = param
+    sources = [("the path item's parameters", raw.path_params), ("parameters", op_params)]
+    for where, nodes in sources:
+        for index, node in enumerate(nodes):
+            param = _deref(ctx.document, node, "parameter")
+            if not isinstance(param, dict):
+                raise _Skip("a parameter is not an object")
+            name, location = param.get("name"), param.get("in")
+            if not isinstance(name, str) or not name:
+                ctx.warn(raw.label, f"{where} [{index}] (in: {location}) has no name; that parameter is left out")
+                continue
+            if location not in PARAM_LOCATIONS:
+                raise _Skip(f"parameter {name!r} has unsupported location {location!r}")
+            merged[(name, location)] = param
+    template, _ = split_template(raw.path)
+    for variable in dict.fromkeys(_PATH_VARIABLE.findall(template)):
+        if (variable, "path") not in merged:
+            ctx.warn(raw.label, f"path variable {{{variable}}} has no path parameter; taken as a required string")
+            merged[(variable, "path")] = {
+                "name": variable,
+                "in": "path",
+                "required": True,
+                "schema": {"type": "string"},
+            }
     return list(merged.values())
 
 

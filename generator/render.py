@@ -148,6 +148,7 @@ def render_package(
     package.files[MANIFEST_FILE] = dump_json(
         {
             "name": api.name,
+            "env_prefix": api.env_prefix,
             "generator": f"mcp-bridge {bridge_version()}",
             "spec": {"source": spec_source, "sha256": spec_sha256},
             "files": sorted([*package.files, MANIFEST_FILE]),

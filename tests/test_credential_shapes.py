@@ -339,7 +339,7 @@ def test_the_cli_reads_schemes_security_and_headers_from_the_config(tmp_path: Pa
         ("X-Org-Key", None, "ORG_KEY"),
     ]
     readme = _readme(out)
-    assert "`AI_BEARER_TOKEN`" in readme and "`ORG_KEY`" in readme
+    assert "`PKG_BEARER_TOKEN`" in readme and "`ORG_KEY`" in readme  # named after the -o folder
 
 
 # ----------------------------------------------- 4. OAuth2, client-credentials flow, ready token
