@@ -176,7 +176,7 @@ paths:
 
 @pytest.mark.anyio
 async def test_a_nameless_parameter_costs_only_itself_not_the_operation(tmp_path: Path) -> None:
-    package, document, issues = _package(tmp_path, NOTES)
+    package, _, issues = _package(tmp_path, NOTES)
     catalogue = load_catalogue(package)
     (entry,) = catalogue.tools
     assert set(entry.input_schema["properties"]) - {"fields"} == {"id", "Notion-Version"}
