@@ -105,6 +105,10 @@ def fake_environ(catalogue: Any) -> dict[str, str]:
             if var.role in ("client_id", "client_secret", "cert_file", "key_file", "key_password"):
                 continue  # (certificate files would have to exist)
             env[var.name] = {"username": "bench-user", "password": "bench-pass"}.get(var.role, "bench-secret-123")
+    from bridge.bound import bound_env_names
+
+    for name in bound_env_names(catalogue):  # bound parameters, body properties and static headers
+        env.setdefault(name, "bench-bound-123")
     return env
 
 
