@@ -219,6 +219,8 @@ class RunResult:
     peak_rss_mb: float
     stdout: bytes
     stderr: bytes
+    cpu_seconds: float = 0.0
+    """User + system CPU of the child and every descendant it waited for (less sensitive to load)."""
 
 
 GNU_TIME = Path("/usr/bin/time")
@@ -268,7 +270,8 @@ def run_measured(
                 peak = int(text[-1]) / 1024
         out.seek(0)
         err.seek(0)
-        return RunResult(proc.returncode, seconds, peak, out.read(), err.read())
+        cpu = usage.ru_utime + usage.ru_stime
+        return RunResult(proc.returncode, seconds, peak, out.read(), err.read(), cpu)
 
 
 def child_env(**extra: str) -> dict[str, str]:
