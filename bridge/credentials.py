@@ -62,6 +62,7 @@ from bridge.oauth_tokens import (
     ClientSecret,
 )
 from bridge.redact import MIN_SECRET_LENGTH, Redactor
+from bridge.scheme_kinds import authorization_clash, credential_positions, scheme_kind
 from bridge.tls import ClientCertificate
 
 __all__ = ["CredentialParts", "Credentials"]
@@ -130,7 +131,7 @@ class Credentials:
         for scheme in self._schemes.values():
             short.extend(self._collect_secrets(scheme))
         self._secrets.update(dict.fromkeys(self._bound.values()))  # parameters bound to the environment are secrets
-        self._redactor = Redactor(self._secrets, **_positions(self._schemes.values()))
+        self._redactor = Redactor(self._secrets, **credential_positions(self._schemes.values()))
         self._tokens_of_clients = ClientCredentialsTokens(
             learn=self.remember_token,
             redact=self._redactor,
@@ -193,7 +194,7 @@ class Credentials:
         scheme = self._schemes.get(scheme_name)
         if scheme is None:
             return f'the security scheme "{scheme_name}", which the catalogue does not define'
-        label = f'{_kind(scheme)} "{scheme_name}"'
+        label = f'{scheme_kind(scheme)} "{scheme_name}"'
         ways = self._ways(scheme)
         if not ways:
             return f"{label}, which mcp-bridge cannot supply (unsupported, or no environment variable for it)"
@@ -248,9 +249,14 @@ class Credentials:
             return CredentialParts()
         anonymous = False
         problems: list[str] = []
+        clashes: list[str] = []
         for alternative in security:
             if not alternative:
                 anonymous = True
+                continue
+            clash = authorization_clash(self._schemes, alternative)
+            if clash:
+                clashes.append(clash)
                 continue
             missing = [m for use in alternative if (m := self.missing(use.scheme)) is not None]
             if not missing:
@@ -258,6 +264,11 @@ class Credentials:
             problems.append(" and ".join(missing))
         if anonymous:
             return CredentialParts()
+        if not problems:
+            raise CredentialsError(
+                f"This operation cannot be called: {'; '.join(dict.fromkeys(clashes))}, which one HTTP request "
+                "cannot carry (the spec asks for the impossible). Retrying will not help."
+            )
         options = "; or ".join(dict.fromkeys(problems))
         raise CredentialsError(
             "This operation needs a credential that is not configured. "
@@ -383,30 +394,3 @@ class Credentials:
         if token not in self._tokens:
             self._tokens.append(token)
             self._redactor.learn(self._tokens)
-
-
-def _positions(schemes: Iterable[SecurityScheme]) -> dict[str, list[str]]:
-    """Where each scheme puts its credential: the redactor masks even short secrets there."""
-    names: list[str] = []
-    header_names: list[str] = []
-    words: list[str] = []
-    for scheme in schemes:
-        if scheme.type == "apiKey" and scheme.param_name:
-            names.append(scheme.param_name)
-            if scheme.location == "header":
-                header_names.append(scheme.param_name)
-        elif scheme.type == "http" and scheme.http_scheme:
-            words.append(scheme.http_scheme)
-    return {"names": names, "header_names": header_names, "scheme_words": words}
-
-
-def _kind(scheme: SecurityScheme) -> str:
-    if scheme.type == "apiKey":
-        return "API key"
-    if scheme.type == "http":
-        return f"HTTP {scheme.http_scheme or 'auth'}"
-    if scheme.type == "oauth2":
-        return "OAuth2"
-    if scheme.type == "openIdConnect":
-        return "OpenID Connect token"
-    return "mutual TLS"

@@ -533,3 +533,33 @@ async def test_static_headers_go_on_every_request_and_no_argument_overrides_them
     assert api.sent.header_all("x-tenant") == ["acme"] and api.sent.header("x-org-key") == SECRET
     assert not result.is_error and SECRET not in _text(result)
     assert SECRET not in caplog.text
+
+
+# ------------------------------------------------------ requirements no request can carry
+
+
+@pytest.mark.anyio
+async def test_a_requirement_needing_two_authorization_credentials_is_refused_and_another_chosen() -> None:
+    from bridge.catalogue import EnvVar, SchemeUse, SecurityScheme
+    from bridge.credentials import Credentials
+    from bridge.errors import CredentialsError
+
+    schemes = {
+        "basic": SecurityScheme(
+            type="http",
+            http_scheme="basic",
+            env=(EnvVar(role="username", name="U"), EnvVar(role="password", name="P")),
+        ),
+        "oauth": SecurityScheme(type="oauth2", env=(EnvVar(role="token", name="T"),)),
+        "key": SecurityScheme(
+            type="apiKey", location="header", param_name="X-Key", env=(EnvVar(role="value", name="K"),)
+        ),
+    }
+    credentials = Credentials(schemes, {"U": "user", "P": SECRET, "T": TOKEN, "K": KEY})
+    both = (SchemeUse(scheme="basic"), SchemeUse(scheme="oauth"))
+    with pytest.raises(CredentialsError) as refused:
+        await credentials.for_operation((both,))
+    assert "basic + oauth" in str(refused.value) and "Authorization" in str(refused.value)
+    assert SECRET not in str(refused.value) and TOKEN not in str(refused.value)
+    parts = await credentials.for_operation((both, (SchemeUse(scheme="key"),)))
+    assert parts.headers == (("X-Key", KEY),)
