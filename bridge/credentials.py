@@ -62,7 +62,7 @@ from bridge.oauth_tokens import (
     ClientSecret,
 )
 from bridge.redact import MIN_SECRET_LENGTH, Redactor
-from bridge.scheme_kinds import authorization_clash, credential_positions, scheme_kind
+from bridge.scheme_kinds import authorization_clash, bearer_kind, credential_positions, scheme_kind
 from bridge.tls import ClientCertificate
 
 __all__ = ["CredentialParts", "Credentials"]
@@ -258,7 +258,7 @@ class Credentials:
             if clash:
                 clashes.append(clash)
                 continue
-            missing = [m for use in alternative if (m := self.missing(use.scheme)) is not None]
+            alternative, missing = self._one_bearer(alternative)
             if not missing:
                 return await self._parts(alternative)
             problems.append(" and ".join(missing))
@@ -275,6 +275,23 @@ class Credentials:
             f"The user must set {options} in the environment of the MCP server and restart it. "
             "Retrying will not help until then."
         )
+
+    def _one_bearer(self, alternative: Sequence[SchemeUse]) -> tuple[Sequence[SchemeUse], list[str]]:
+        """The alternative as sent, and what is missing for it.
+
+        Several bearer-token schemes required together (Google's specs pair two OAuth2 schemes, one
+        per flow, in every requirement) are one ``Authorization: Bearer`` credential on the wire:
+        the first configured one is used, and the requirement is missing only when none is.
+        """
+        bearers = [use for use in alternative if (s := self._schemes.get(use.scheme)) is not None and bearer_kind(s)]
+        if len(bearers) > 1:
+            chosen = next((use for use in bearers if self.missing(use.scheme) is None), bearers[0])
+            alternative = [use for use in alternative if use not in bearers or use is chosen]
+            if self.missing(chosen.scheme) is not None:
+                either = " or ".join(m for use in bearers if (m := self.missing(use.scheme)) is not None)
+                others = [m for use in alternative if use is not chosen and (m := self.missing(use.scheme))]
+                return alternative, [f"({either})", *others]
+        return alternative, [m for use in alternative if (m := self.missing(use.scheme)) is not None]
 
     def client_certificate(self) -> ClientCertificate | None:
         """The client certificate of the first configured mutualTLS scheme (bridge/tls.py loads it)."""

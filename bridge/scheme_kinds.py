@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from bridge.catalogue import SchemeUse, SecurityScheme
 
-__all__ = ["authorization_clash", "credential_positions", "scheme_kind"]
+__all__ = ["authorization_clash", "bearer_kind", "credential_positions", "scheme_kind"]
 
 
 def credential_positions(schemes: Iterable[SecurityScheme]) -> dict[str, list[str]]:
@@ -45,10 +45,19 @@ def _uses_authorization(scheme: SecurityScheme) -> bool:
     )
 
 
+def bearer_kind(scheme: SecurityScheme) -> bool:
+    """A scheme whose credential is ``Authorization: Bearer <token>``: one token can stand for several."""
+    if scheme.type in ("oauth2", "openIdConnect"):
+        return True
+    return scheme.type == "http" and (scheme.http_scheme or "bearer").lower() == "bearer"
+
+
 def authorization_clash(schemes: Mapping[str, SecurityScheme], alternative: Sequence[SchemeUse]) -> str | None:
-    """Why ``alternative`` cannot be sent, or None: two of its schemes (basic and OAuth2, say) both
-    need the one ``Authorization`` header, and HTTP carries one credential there."""
+    """Why ``alternative`` cannot be sent, or None: two of its schemes of different kinds (basic and
+    OAuth2, say) both need the one ``Authorization`` header, and HTTP carries one credential there.
+    Bearer-token schemes together are one credential (see ``Credentials``)."""
     users = [use.scheme for use in alternative if (s := schemes.get(use.scheme)) is not None and _uses_authorization(s)]
-    if len(users) < 2:
+    bearers = [name for name in users if bearer_kind(schemes[name])]
+    if len(users) < 2 or (len(bearers) == len(users)):
         return None
     return f"the requirement {' + '.join(users)} needs two credentials in one Authorization header"

@@ -563,3 +563,22 @@ async def test_a_requirement_needing_two_authorization_credentials_is_refused_an
     assert SECRET not in str(refused.value) and TOKEN not in str(refused.value)
     parts = await credentials.for_operation((both, (SchemeUse(scheme="key"),)))
     assert parts.headers == (("X-Key", KEY),)
+
+
+@pytest.mark.anyio
+async def test_bearer_schemes_required_together_are_one_token_on_the_wire() -> None:
+    from bridge.catalogue import EnvVar, SchemeUse, SecurityScheme
+    from bridge.credentials import Credentials
+    from bridge.errors import CredentialsError
+
+    # Google's specs pair two OAuth2 schemes (one per flow) in every requirement.
+    schemes = {
+        "Oauth2": SecurityScheme(type="oauth2", env=(EnvVar(role="token", name="G_OAUTH2_TOKEN"),)),
+        "Oauth2c": SecurityScheme(type="oauth2", env=(EnvVar(role="token", name="G_OAUTH2C_TOKEN"),)),
+    }
+    both = ((SchemeUse(scheme="Oauth2"), SchemeUse(scheme="Oauth2c")),)
+    parts = await Credentials(schemes, {"G_OAUTH2C_TOKEN": TOKEN}).for_operation(both)
+    assert parts.headers == (("Authorization", f"Bearer {TOKEN}"),) and parts.schemes == ("Oauth2c",)
+    with pytest.raises(CredentialsError) as missing:
+        await Credentials(schemes, {}).for_operation(both)
+    assert "G_OAUTH2_TOKEN" in str(missing.value) and "G_OAUTH2C_TOKEN" in str(missing.value)
