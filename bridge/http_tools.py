@@ -105,7 +105,9 @@ class HttpRuntime:
             bound_env=bound_env,
             headers=catalogue.headers,
         )
-        unset = [name for name in bound_env if name not in credentials.bound_values]
+        # Credential slots read their scheme's variable: the start-up line already reports those.
+        scheme_vars = {var.name for scheme in catalogue.security_schemes.values() for var in scheme.env}
+        unset = [name for name in bound_env if name not in credentials.bound_values and name not in scheme_vars]
         if unset:
             # Like a missing credential: serving goes on, and the tools that need it say what to set.
             logger.warning("bound parameters read unset environment variables: %s", ", ".join(unset))
