@@ -102,9 +102,13 @@ def fake_environ(catalogue: Any) -> dict[str, str]:
     env: dict[str, str] = {}
     for scheme in catalogue.security_schemes.values():
         for var in scheme.env:
-            if var.role in ("client_id", "client_secret"):
-                continue
+            if var.role in ("client_id", "client_secret", "cert_file", "key_file", "key_password"):
+                continue  # (certificate files would have to exist)
             env[var.name] = {"username": "bench-user", "password": "bench-pass"}.get(var.role, "bench-secret-123")
+    from bridge.bound import bound_env_names
+
+    for name in bound_env_names(catalogue):  # bound parameters, body properties and static headers
+        env.setdefault(name, "bench-bound-123")
     return env
 
 
@@ -215,6 +219,8 @@ class RunResult:
     peak_rss_mb: float
     stdout: bytes
     stderr: bytes
+    cpu_seconds: float = 0.0
+    """User + system CPU of the child and every descendant it waited for (less sensitive to load)."""
 
 
 GNU_TIME = Path("/usr/bin/time")
@@ -264,7 +270,8 @@ def run_measured(
                 peak = int(text[-1]) / 1024
         out.seek(0)
         err.seek(0)
-        return RunResult(proc.returncode, seconds, peak, out.read(), err.read())
+        cpu = usage.ru_utime + usage.ru_stime
+        return RunResult(proc.returncode, seconds, peak, out.read(), err.read(), cpu)
 
 
 def child_env(**extra: str) -> dict[str, str]:

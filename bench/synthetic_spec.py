@@ -122,3 +122,102 @@ def synthetic_spec(operations: int, schemas: int, *, seed: int = 7) -> dict[str,
         "paths": paths,
         "components": {"schemas": pool},
     }
+
+
+# Deeply nested request bodies, shaped like a big e-signature API (issue 18): an envelope holds
+# recipients of several kinds, each holds tabs, tabs come in dozens of kinds of ~50 fields each,
+# and every kind carries the same few shared shapes. Acyclic, so nothing is cut for recursion:
+# the size comes from nesting and reuse alone.
+NESTED_KINDS = 40  # tab kinds (the widest level)
+NESTED_FIELDS = 50  # scalar fields of each tab kind
+
+
+def _nested_pool(rng: random.Random) -> dict[str, Any]:
+    pool: dict[str, Any] = {}
+    pool["Money"] = {"type": "object", "properties": {"amount": {"type": "string"}, "currency": {"type": "string"}}}
+    pool["Position"] = {
+        "type": "object",
+        "properties": {name: _scalar(rng, name) for name in ("x", "y", "page", "anchor", "offset", "units")},
+    }
+    pool["ErrorDetails"] = {"type": "object", "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}
+    kinds = []
+    for kind in range(NESTED_KINDS):
+        name = f"Tab{kind}"
+        fields = {f"f{n}": _scalar(rng, f"f{n}") for n in range(NESTED_FIELDS)}
+        fields.update(
+            position={"$ref": "#/components/schemas/Position"}, error={"$ref": "#/components/schemas/ErrorDetails"}
+        )
+        if kind % 5 == 0:
+            fields["price"] = {"$ref": "#/components/schemas/Money"}
+        pool[name] = {"type": "object", "description": f"A tab of kind {kind}.", "properties": fields}
+        kinds.append(name)
+    pool["Tabs"] = {
+        "type": "object",
+        "properties": {
+            f"{k.lower()}s": {"type": "array", "items": {"$ref": f"#/components/schemas/{k}"}} for k in kinds
+        },
+    }
+    recipient_fields = {f"r{n}": _scalar(rng, f"r{n}") for n in range(30)}
+    recipient_fields["tabs"] = {"$ref": "#/components/schemas/Tabs"}
+    for role in ("Signer", "Agent", "Editor", "Witness", "CarbonCopy"):
+        pool[role] = {"type": "object", "description": f"A {role.lower()}.", "properties": dict(recipient_fields)}
+    pool["Recipients"] = {
+        "type": "object",
+        "properties": {
+            f"{role[0].lower()}{role[1:]}s": {"type": "array", "items": {"$ref": f"#/components/schemas/{role}"}}
+            for role in ("Signer", "Agent", "Editor", "Witness", "CarbonCopy")
+        },
+    }
+    pool["Document"] = {
+        "type": "object",
+        "properties": {
+            **{f"d{n}": _scalar(rng, f"d{n}") for n in range(20)},
+            "tabs": {"$ref": "#/components/schemas/Tabs"},
+        },
+    }
+    pool["Envelope"] = {
+        "type": "object",
+        "description": "An envelope.",
+        "properties": {
+            **{f"e{n}": _scalar(rng, f"e{n}") for n in range(60)},
+            "recipients": {"$ref": "#/components/schemas/Recipients"},
+            "documents": {"type": "array", "items": {"$ref": "#/components/schemas/Document"}},
+        },
+    }
+    return pool
+
+
+def nested_body_spec(operations: int = 400, *, seed: int = 7) -> dict[str, Any]:
+    """An OpenAPI 3.0.3 document of ``operations`` operations, most writing a deeply nested body."""
+    rng = random.Random(seed)
+    pool = _nested_pool(rng)
+    bodies = ["Envelope", "Recipients", "Document", "Tabs", "Signer"]
+    paths: dict[str, Any] = {}
+    for number in range(operations):
+        method = ("post", "put", "get", "delete")[number % 4]
+        path = f"/accounts/{{accountId}}/things{number // 4}"
+        operation: dict[str, Any] = {
+            "operationId": f"op{number}",
+            "summary": f"Operation {number}",
+            "parameters": [{"name": "accountId", "in": "path", "required": True, "schema": {"type": "string"}}],
+            "responses": {
+                "200": {
+                    "description": "ok",
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorDetails"}}},
+                }
+            },
+        }
+        if method in ("post", "put"):
+            body = bodies[number % len(bodies)]
+            operation["requestBody"] = {
+                "required": True,
+                "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{body}"}}},
+            }
+        paths.setdefault(path, {})[method] = operation
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Nested Bodies", "version": "1.0"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": paths,
+        "components": {"schemas": pool},
+    }

@@ -21,6 +21,7 @@ import fnmatch
 from collections.abc import Mapping
 from typing import Any
 
+from bridge.bound import resolve
 from bridge.catalogue import BodyBinding
 from bridge.errors import InvalidArgumentsError
 from bridge.files import decode_file
@@ -34,15 +35,27 @@ __all__ = ["build_body", "decode_file"]
 # ------------------------------------------------------------------------------------ building
 
 
-def build_body(body: BodyBinding, args: Mapping[str, Any]) -> tuple[bytes, str] | None:
-    """``(content, Content-Type)`` of the body ``body`` describes, or None when none is sent."""
+def build_body(
+    body: BodyBinding, args: Mapping[str, Any], bound: Mapping[str, str] | None = None
+) -> tuple[bytes, str] | None:
+    """``(content, Content-Type)`` of the body ``body`` describes, or None when none is sent.
+
+    ``bound`` (environment variable -> value) feeds the properties the operator bound; they are
+    set whenever a body is sent, over anything the arguments hold under that name.
+
+    Raises:
+        InvalidArgumentsError: the body cannot be built from the arguments.
+        CredentialsError: a required bound property's variable is not set.
+    """
     kind = body.kind or infer_kind(body.media_type)
     if body.arg is not None:
         value = args.get(body.arg)
-        if value is None:
+        if value is None and not (body.bound_fields and body.required):
             if body.required:
                 raise InvalidArgumentsError(f'Argument "{body.arg}" is required: it is the request body.')
             return None
+        if body.bound_fields:
+            value = _with_bound(body, value if value is not None else {}, bound or {})
     else:
         kind = kind or "json"
         # An explicit null is sent in JSON (the schema allowed it: "clear this field"); forms have no null.
@@ -50,6 +63,8 @@ def build_body(body: BodyBinding, args: Mapping[str, Any]) -> tuple[bytes, str] 
         value = {f.wire: args[f.arg] for f in body.fields if f.arg in args and (keep_null or args[f.arg] is not None)}
         if not value and not body.required:
             return None
+        if body.bound_fields:
+            value = _with_bound(body, value, bound or {})
         if kind not in ("json", "form", "multipart"):
             raise InvalidArgumentsError(f"A {body.media_type} request body cannot be built from separate arguments.")
     if kind is None:
@@ -72,6 +87,22 @@ def build_body(body: BodyBinding, args: Mapping[str, Any]) -> tuple[bytes, str] 
         raise InvalidArgumentsError(f'Argument "{arg}" must be a base64 string or a data: URI.')
     data, mime, _ = decode_file(value, arg)
     return data, body.content_type or _binary_type(body.media_type, mime, arg)
+
+
+def _with_bound(body: BodyBinding, value: Any, bound: Mapping[str, str]) -> Any:
+    """``value`` (the body object) with the bound properties set, or removed when an optional
+    one's variable is unset: the model never supplies them."""
+    if not isinstance(value, Mapping):
+        return value  # not an object: the schema check already refused it, or it has no properties
+    out = dict(value)
+    for field_ in body.bound_fields:
+        assert field_.bound is not None
+        resolved = resolve(field_.bound, bound, required=field_.required, optional_skip=True)
+        if resolved is None:
+            out.pop(field_.wire, None)
+        else:
+            out[field_.wire] = resolved
+    return out
 
 
 def _concrete(media_type: str, fallback: str) -> str:

@@ -10,17 +10,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from bridge.catalogue import Catalogue, ParamBinding
+from bridge.catalogue import BoundValue, Catalogue, ParamBinding
 from bridge.errors import CredentialsError
 
-__all__ = ["bound_env_names", "bound_value", "missing_message"]
+__all__ = ["bound_env_names", "bound_value", "missing_message", "resolve"]
 
 
 def bound_env_names(catalogue: Catalogue) -> list[str]:
-    """Environment variables the catalogue's bound parameters read, in first-use order."""
-    return list(
-        dict.fromkeys(p.bound.env for entry in catalogue.tools for p in entry.binding.params if p.bound and p.bound.env)
-    )
+    """Environment variables the catalogue's bound parameters, body properties and static headers
+    read, in first-use order."""
+    names: dict[str, None] = {}
+    for entry in catalogue.tools:
+        for p in entry.binding.params:
+            if p.bound is not None and p.bound.env:
+                names[p.bound.env] = None
+        body = entry.binding.body
+        for f in body.bound_fields if body is not None else ():
+            if f.bound is not None and f.bound.env:
+                names[f.bound.env] = None
+    for header in catalogue.headers:
+        if header.value.env:
+            names[header.value.env] = None
+    return list(names)
 
 
 def missing_message(names: Iterable[str]) -> str:
@@ -32,17 +43,30 @@ def missing_message(names: Iterable[str]) -> str:
     )
 
 
-def bound_value(param: ParamBinding, environ: Mapping[str, str]) -> str:
-    """The value of a bound ``param`` (``param.bound`` is set).
+def bound_value(param: ParamBinding, environ: Mapping[str, str]) -> str | None:
+    """The value of a bound ``param`` (``param.bound`` is set); None for an optional credential
+    slot whose variable is not set (the parameter is left out).
 
     Raises:
-        CredentialsError: its environment variable is not set.
+        CredentialsError: its environment variable is not set (and it is required, or the operator
+            bound it).
     """
     bound = param.bound
     assert bound is not None
+    return resolve(bound, environ, required=param.required)
+
+
+def resolve(
+    bound: BoundValue, environ: Mapping[str, str], *, required: bool, optional_skip: bool = False
+) -> str | None:
+    """The value ``bound`` names: fixed, or read from ``environ``. An unset variable fails the call,
+    except for an optional credential slot (or, with ``optional_skip``, any optional one: a bound
+    body property), which is then left out (None)."""
     if bound.env is None:
         return bound.value or ""
     value = environ.get(bound.env)
     if not value:
+        if not required and (optional_skip or bound.scheme is not None):
+            return None
         raise CredentialsError(missing_message([bound.env]))
     return value

@@ -247,7 +247,8 @@ class OperationCall:
             assert self._caller_alternative is not None
             caller, others = self._caller_alternative
             token = await exchanger.token_for(identity.subject, identity.token, scopes)
-            base = await self.runtime.credentials.for_operation((others,)) if others else CredentialParts()
+            # (No other scheme: no alternative at all, which still brings the operator's static headers.)
+            base = await self.runtime.credentials.for_operation((others,) if others else ())
             parts = dataclasses.replace(
                 base,
                 headers=(*base.headers, ("Authorization", f"Bearer {token}")),

@@ -16,7 +16,13 @@ CATALOGUE_FORMAT = 1
 CATALOGUE_FILE = "catalogue.json"
 OPERATION_META_KEY = "mcp-bridge/operation"
 
+CA_BUNDLE_SUFFIX = "CA_BUNDLE"
+"""``<PREFIX>_CA_BUNDLE``: the PEM file of the CAs an API's TLS certificate must chain to (bridge/tls.py)."""
+
 ParamLocation = Literal["path", "query", "header", "cookie"]
+EnvRole = Literal[
+    "value", "token", "username", "password", "client_id", "client_secret", "cert_file", "key_file", "key_password"
+]
 JsonSchema = dict[str, Any]
 
 
@@ -33,6 +39,10 @@ class BoundValue:
 
     env: str | None = None
     value: str | None = None
+    # Set when the parameter is a credential slot (the header, query or cookie an apiKey scheme
+    # fills): it is filled from that scheme's credential (``env`` is its variable) on every call,
+    # whichever security alternative the call uses; unset and optional, it is left out.
+    scheme: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
@@ -66,6 +76,9 @@ class BodyField:
 
     arg: str
     wire: str
+    # Set by `bind:` (a top-level body property): the value comes from there, and `arg` is "".
+    bound: BoundValue | None = None
+    required: bool = False  # a bound property the body schema requires
 
 
 BodyKind = Literal["json", "form", "multipart", "text", "binary"]
@@ -110,6 +123,9 @@ class BodyBinding:
     content_type: str | None = None
     # Form/multipart properties with a non-default encoding.
     encoding: tuple[PartEncoding, ...] = ()
+    # Top-level properties the operator bound (`bind:`): never arguments, set into the body object
+    # (replacing anything the model sent under that name) whenever a body is sent.
+    bound_fields: tuple[BodyField, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
@@ -156,7 +172,7 @@ class HttpBinding:
 class EnvVar:
     """An environment variable that supplies one part of a credential."""
 
-    role: Literal["value", "token", "username", "password", "client_id", "client_secret"]
+    role: EnvRole
     name: str
 
 
@@ -171,6 +187,14 @@ class SecurityScheme:
     scopes: tuple[str, ...] = ()
     env: tuple[EnvVar, ...] = ()
     supported: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
+class StaticHeader:
+    """A header the operator's configuration adds to every request."""
+
+    name: str
+    value: BoundValue
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
@@ -234,6 +258,9 @@ class ToolEntry:
     title: str | None = None
     description: str
     input_schema: JsonSchema
+    # What tools/list shows when input_schema is over the generator's bound: deeper parts as plain
+    # objects (bridge/schema_bound.py). Arguments are always checked against input_schema.
+    advertised_input_schema: JsonSchema | None = None
     output_schema: JsonSchema | None = None
     annotations: ToolAnnotationsSpec
     binding: HttpBinding
@@ -379,6 +406,9 @@ class Catalogue(BaseModel):
     # Descriptions of arguments that mean the same in many tools, said once (in the server's
     # instructions) instead of in every tool: argument name -> description.
     shared_arguments: dict[str, str] = Field(default_factory=dict)
+    # Headers the operator set in --config (`headers:`), sent on every request; no argument can set
+    # or override them. A value from the environment is a secret.
+    headers: tuple[StaticHeader, ...] = ()
     # Instructions, title and icons for `initialize` (info.description, x-logo, the config's `server`).
     server: ServerInfoSpec | None = None
     # Arazzo workflows, one tool each, whose steps call the tools above (absent when there are none).

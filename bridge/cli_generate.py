@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from bridge.cli import err as _err
+from bridge.schema_bound import DEFAULT_INPUT_SCHEMA_BYTES
 from bridge.trim import DEFAULT_OUTPUT_DEPTH
 from generator.options import (
     DEFAULT_DESCRIPTION_LIMIT,
@@ -34,10 +35,29 @@ def _read_config(path: Path | None) -> dict[str, Any]:
     return data
 
 
+def _mapping(config: dict[str, Any], *keys: str) -> dict[str, Any]:
+    for key in keys:
+        if key in config:
+            value = config[key]
+            if not isinstance(value, dict):
+                raise click.UsageError(f"config `{key}` must be a mapping")
+            return dict(value)
+    return {}
+
+
+def _security(config: dict[str, Any]) -> list[Any] | None:
+    value = config.get("security")
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise click.UsageError("config `security` must be a list of requirements such as [{bearer: []}]")
+    return list(value)
+
+
 @click.command()
 @click.argument("spec")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Package folder [default: generated/<name>].")
-@click.option("--name", help="Package name [default: from the spec's title].")
+@click.option("--name", help="Package name [default: the -o folder's name, else from the spec's title].")
 @click.option(
     "--env-prefix",
     callback=lambda _ctx, _param, value: _env_prefix(value),
@@ -79,9 +99,11 @@ def _read_config(path: Path | None) -> dict[str, Any]:
     "config_path",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="YAML/JSON file with per-operation overrides: {operations: {<operationId or 'METHOD /path'>: "
-    "{name, annotations, exclude, output: {fields, max_items, max_string, max_bytes}, bind, async}}}, "
-    "bind: {<parameter>: env:VAR or a fixed value} for every operation, server: {instructions, title, icons} "
-    "for initialize, and overlays: / workflows: [files].",
+    "{name, annotations, exclude, output: {fields, max_items, max_string, max_bytes}, bind, security, async}}}; "
+    "bind: {<parameter or body property>: env:VAR or a fixed value} for every operation; security_schemes: "
+    "{<name>: <OpenAPI security scheme>} and security: [{<name>: []}] for schemes the spec left out; "
+    "headers: {<header>: env:VAR or a fixed value} sent on every request; server: {instructions, title, "
+    "icons} for initialize; overlays: / workflows: [files].",
 )
 @click.option(
     "--overlay",
@@ -130,6 +152,14 @@ def _read_config(path: Path | None) -> dict[str, Any]:
     show_default=True,
     help="Object levels an output schema spells out; deeper objects are given by their type only.",
 )
+@click.option(
+    "--max-input-schema-bytes",
+    type=click.IntRange(0),
+    default=DEFAULT_INPUT_SCHEMA_BYTES,
+    show_default=True,
+    help="Largest input schema a tool shows (compact JSON); deeper parts become plain objects, and arguments "
+    "are still checked against the whole schema. 0: no bound.",
+)
 def generate(
     spec: str,
     output: Path | None,
@@ -155,6 +185,7 @@ def generate(
     tool_description_limit: int | None,
     property_description_limit: int,
     output_depth: int,
+    max_input_schema_bytes: int,
 ) -> None:
     """Read an OpenAPI 2.0/3.0/3.1 SPEC (file or http(s) URL) and write an MCP server package."""
     from generator.generate import generate as run_generate
@@ -166,6 +197,7 @@ def generate(
     if no_models:
         _err("warning: --no-models is deprecated and does nothing: packages have no models/ (api.pyi is typed)")
     config = _read_config(config_path)
+    name, env_prefix = _names(output, name, env_prefix)
     if description_limit is not None:
         _err("warning: --description-limit is deprecated; use --tool-description-limit")
         limits = [limit for limit in (description_limit, tool_description_limit) if limit is not None]
@@ -187,12 +219,16 @@ def generate(
         overrides=dict(config.get("operations") or {}),
         bindings=dict(config.get("bind") or {}),
         server=dict(server) if isinstance(server := config.get("server"), dict) else {},
+        security_schemes=_mapping(config, "security_schemes", "securitySchemes"),
+        security=_security(config),
+        headers=_mapping(config, "headers"),
         mode="discovery" if mode == "discovery" else ("code" if mode == "code" else "tools"),
         output_schemas=not no_output_schemas,
         compact=not no_compact,
         tool_description_limit=tool_description_limit,
         property_description_limit=property_description_limit,
         output_depth=output_depth,
+        max_input_schema_bytes=max_input_schema_bytes,
     )
     try:
         with _Steps() as steps, _interruptible() as interrupted, warnings.catch_warnings():
@@ -238,6 +274,23 @@ def _config_paths(config: dict[str, Any], key: str, config_path: Path | None) ->
         raise click.UsageError(f"config {config_path}: `{key}:` must be a list of file paths")
     base = config_path.parent if config_path is not None else Path()
     return tuple(str(base / item) for item in value)
+
+
+def _names(output: Path | None, name: str | None, env_prefix: str | None) -> tuple[str | None, str | None]:
+    """The package name and variable prefix: the options when given; regenerating a package, what
+    its manifest records (no variable is renamed under a user's feet); else, with -o, the folder's
+    name (the package README names variables after it); else None (from the spec's title)."""
+    if output is None or (name is not None and env_prefix is not None):
+        return name, env_prefix
+    from generator.parse import package_name
+    from generator.write import recorded_names
+
+    recorded_name, recorded_prefix = recorded_names(output)
+    if name is None:
+        name = recorded_name or package_name(output.absolute().name)
+    if env_prefix is None and recorded_prefix is not None and name == recorded_name:
+        env_prefix = recorded_prefix
+    return name, env_prefix
 
 
 def _env_prefix(value: str | None) -> str | None:

@@ -37,9 +37,10 @@ from bridge.http_tools import HttpRuntime
 from bridge.listing import body, paging_note, shape_line
 from bridge.program_idioms import AVAILABLE_MODULES, prepare, unknown_name_hints
 from bridge.program_result import Printed, program_result
+from bridge.result_shape import DEFAULT_MAX_BYTES
 from bridge.sandbox import HostCalls, ProgramError, Sandbox
 from bridge.scopes import allows, caller_scopes
-from bridge.stubs import PRELUDE, argument_map, function_names
+from bridge.stubs import PRELUDE, PRELUDE_NAMES, StubIndex, argument_map, bounded_stubs, function_names
 from bridge.stubsource import StubSource
 from bridge.tools import Tool, ToolContext, ToolRegistry
 from bridge.validation import ArgumentValidator
@@ -214,7 +215,9 @@ class CodeMode:
 
     # ------------------------------------------------------------------------------- search
 
-    async def search(self, query: str, *, limit: int, detail: bool, name: str | None) -> dict[str, Any]:
+    async def search(
+        self, query: str, *, limit: int, detail: bool, name: str | None, path: str | None = None
+    ) -> dict[str, Any]:
         visible = self.allowed(read_only=False)
         if name is not None:
             op = visible.get(name) or visible.get(self._by_tool.get(self.discovery.resolve(name), ""))
@@ -223,15 +226,28 @@ class CodeMode:
                 hint = f" Did you mean: {', '.join(close)}?" if close else ""
                 raise ToolError(f'Unknown operation "{name[:200]}".{hint}')
             (item,) = await self._describe([op])
-            return {**item, "stub": (await self.stubs.index_for([op.function])).subset([op.function], module=False)}
+            index = await self.stubs.index_for([op.function])
+            if path:
+                return {**item, "path": path, "stub": self._part(index, op.function, path)}
+            return {**item, "stub": _bounded(index, [op.function], op.function)}
         names, matched = self._ranked(query, limit)
         ops = [visible[n] for n in names if n in visible][:limit]
         found: dict[str, Any] = {"operations": await self._describe(ops, signatures=not detail), "matched": matched}
         if detail and ops:
             # One text for all: a shape several operations return is written once.
             functions = [op.function for op in ops]
-            found["stubs"] = (await self.stubs.index_for(functions)).subset(functions, module=False)
+            found["stubs"] = _bounded(await self.stubs.index_for(functions), functions, None)
         return found
+
+    def _part(self, index: StubIndex, function: str, path: str) -> str:
+        """The stub of one type ``function`` uses (a name left out of its bounded stub)."""
+        reachable = index.closure([function])
+        if path not in reachable or path == function:
+            types = [n for n in reachable if n != function and n not in PRELUDE_NAMES]
+            raise ToolError(
+                f'"{path[:200]}" is not a type {function} uses. Its types: {", ".join(types[:40]) or "none"}.'
+            )
+        return _bounded(index, [path], function)
 
     def _ranked(self, query: str, limit: int) -> tuple[list[str], int]:
         tools, matched = _rank(self.discovery, query, limit)
@@ -333,6 +349,15 @@ class CodeMode:
         return await anyio.to_thread.run_sync(program_result, value, printed, redact, self.runtime.trim)
 
 
+STUB_BUDGET = DEFAULT_MAX_BYTES - 2048
+"""Characters of stub text one search answer carries (the result budget, less the rest of it)."""
+
+
+def _bounded(index: StubIndex, names: Sequence[str], function: str | None) -> str:
+    ask = f'{SEARCH}(name="{function or "..."}", path="<type>")'
+    return bounded_stubs(index, names, STUB_BUDGET, ask)
+
+
 def code_registry(mode: CodeMode) -> ToolRegistry:
     """The three code-mode tools (two when every operation is read-only)."""
     api = f"the {mode.catalogue.title} API"
@@ -344,6 +369,7 @@ def code_registry(mode: CodeMode) -> ToolRegistry:
             limit=int(args.get("limit", DEFAULT_LIMIT)),
             detail=bool(args.get("detail", False)),
             name=str(name) if name is not None else None,
+            path=str(args["path"]) if args.get("path") else None,
         )
 
     async def run_query(args: dict[str, Any], ctx: ToolContext) -> mcp_types.CallToolResult:
@@ -385,6 +411,10 @@ def code_registry(mode: CodeMode) -> ToolRegistry:
                     "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT},
                     "detail": {"type": "boolean", "default": False, "description": "Include full stubs."},
                     "name": {"type": "string", "description": "One operation's name: its full stub."},
+                    "path": {
+                        "type": "string",
+                        "description": "With name: one type the operation uses (its stub names the ones left out).",
+                    },
                 },
                 "additionalProperties": False,
             },

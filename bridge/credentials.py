@@ -16,8 +16,13 @@ oauth2                       ``token`` (a ready access token), or           ``Au
                              (client-credentials grant, cached:
                              :mod:`bridge.oauth_tokens`)
 openIdConnect                ``token``                                      ``Authorization: Bearer``
-mutualTLS / unsupported      never satisfiable                              —
+mutualTLS                    ``cert_file`` (+ ``key_file``, ``key_password``) the TLS connection
+                                                                            (:mod:`bridge.tls`)
+unsupported                  never satisfiable                              —
 ============================ ============================================== =======================
+
+Static headers the operator configured (``Catalogue.headers``) are added to every request, and
+replace any same-named header a parameter would send.
 
 An operation lists alternatives (``HttpBinding.security``). The first alternative whose
 credentials are all configured is used; an empty alternative allows anonymous access and is used
@@ -35,6 +40,7 @@ positions, and named (never shown) in one start-up warning.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
@@ -43,12 +49,12 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Literal
 from urllib.parse import quote_plus
 
 import httpx
 
-from bridge.catalogue import SchemeUse, SecurityScheme
+from bridge.bound import missing_message
+from bridge.catalogue import EnvRole, SchemeUse, SecurityScheme, StaticHeader
 from bridge.errors import CredentialsError
 from bridge.header_values import HEADER_SAFE, basic_authorization
 from bridge.oauth_tokens import (
@@ -58,13 +64,15 @@ from bridge.oauth_tokens import (
     ClientSecret,
 )
 from bridge.redact import MIN_SECRET_LENGTH, Redactor
+from bridge.scheme_kinds import authorization_clash, bearer_kind, credential_positions, scheme_kind
+from bridge.tls import ClientCertificate
 
 __all__ = ["CredentialParts", "Credentials"]
 
 logger = logging.getLogger(__name__)
 
-Role = Literal["value", "token", "username", "password", "client_id", "client_secret"]
-_SECRET_ROLES: frozenset[str] = frozenset({"value", "token", "password", "client_secret"})
+Role = EnvRole
+_SECRET_ROLES: frozenset[str] = frozenset({"value", "token", "password", "client_secret", "key_password"})
 _REMEMBERED_TOKENS = 32  # fetched tokens kept for redaction
 REDACTED_EXCHANGED_TOKENS = 512
 """Tokens exchanged for users kept for redaction, the most recently used: twice as many as the
@@ -104,6 +112,7 @@ class Credentials:
         expiry_margin: float = DEFAULT_TOKEN_EXPIRY_MARGIN,
         user_agent: str | None = None,
         bound_env: Iterable[str] = (),
+        headers: Sequence[StaticHeader] = (),
     ) -> None:
         if environ is None:
             environ = os.environ
@@ -121,6 +130,7 @@ class Credentials:
             if raw is not None and raw.strip():
                 self._bound[name] = raw.strip()
         self._bound_view: Mapping[str, str] = MappingProxyType(self._bound)
+        self._headers = tuple(headers)
         self._secrets: dict[str, None] = {}
         self._tokens: deque[str] = deque(maxlen=_REMEMBERED_TOKENS)
         self._exchanged: OrderedDict[str, None] = OrderedDict()
@@ -129,7 +139,7 @@ class Credentials:
         for scheme in self._schemes.values():
             short.extend(self._collect_secrets(scheme))
         self._secrets.update(dict.fromkeys(self._bound.values()))  # parameters bound to the environment are secrets
-        self._redactor = Redactor(self._secrets, **_positions(self._schemes.values()))
+        self._redactor = Redactor(self._secrets, **credential_positions(self._schemes.values()))
         self._tokens_of_clients = ClientCredentialsTokens(
             learn=self.remember_token,
             redact=self._redactor,
@@ -180,6 +190,8 @@ class Credentials:
             return need("token")
         if scheme.type == "oauth2":
             return need("token") + (need("client_id", "client_secret") if scheme.token_url else [])
+        if scheme.type == "mutualTLS":
+            return need("cert_file")
         return []
 
     def _is_set(self, name: str, empty_ok: bool) -> bool:
@@ -190,7 +202,7 @@ class Credentials:
         scheme = self._schemes.get(scheme_name)
         if scheme is None:
             return f'the security scheme "{scheme_name}", which the catalogue does not define'
-        label = f'{_kind(scheme)} "{scheme_name}"'
+        label = f'{scheme_kind(scheme)} "{scheme_name}"'
         ways = self._ways(scheme)
         if not ways:
             return f"{label}, which mcp-bridge cannot supply (unsupported, or no environment variable for it)"
@@ -211,32 +223,98 @@ class Credentials:
     # ------------------------------------------------------------------------------------ choice
 
     async def for_operation(self, security: Sequence[Sequence[SchemeUse]]) -> CredentialParts:
-        """Credentials for an operation's security alternatives.
+        """Credentials for an operation's security alternatives, and the static headers.
 
         Raises:
-            CredentialsError: no alternative is configured and anonymous access is not allowed, or
-                an OAuth2 token could not be obtained.
+            CredentialsError: no alternative is configured and anonymous access is not allowed, a
+                static header's variable is not set, or an OAuth2 token could not be obtained.
         """
+        parts = await self._chosen(security)
+        if not self._headers:
+            return parts
+        own = {name.lower() for name, _ in parts.headers}
+        static = tuple((name, value) for name, value in self.static_headers() if name.lower() not in own)
+        return dataclasses.replace(parts, headers=(*static, *parts.headers))
+
+    def static_headers(self) -> list[tuple[str, str]]:
+        """The configured static headers, their variables read (never shown)."""
+        out: list[tuple[str, str]] = []
+        for header in self._headers:
+            value = (header.value.value or "") if header.value.env is None else self._bound.get(header.value.env)
+            if value is None:
+                assert header.value.env is not None
+                raise CredentialsError(missing_message([header.value.env]))
+            if not HEADER_SAFE.fullmatch(value):
+                raise CredentialsError(
+                    f"The value of the configured header {header.name} cannot be sent in an HTTP request (line breaks, "
+                    "control or non-ASCII characters). The user must fix it."
+                )
+            out.append((header.name, value))
+        return out
+
+    async def _chosen(self, security: Sequence[Sequence[SchemeUse]]) -> CredentialParts:
         if not security:
             return CredentialParts()
         anonymous = False
         problems: list[str] = []
+        clashes: list[str] = []
         for alternative in security:
             if not alternative:
                 anonymous = True
                 continue
-            missing = [m for use in alternative if (m := self.missing(use.scheme)) is not None]
+            clash = authorization_clash(self._schemes, alternative)
+            if clash:
+                clashes.append(clash)
+                continue
+            alternative, missing = self._one_bearer(alternative)
             if not missing:
                 return await self._parts(alternative)
             problems.append(" and ".join(missing))
         if anonymous:
             return CredentialParts()
+        if not problems:
+            raise CredentialsError(
+                f"This operation cannot be called: {'; '.join(dict.fromkeys(clashes))}, which one HTTP request "
+                "cannot carry (the spec asks for the impossible). Retrying will not help."
+            )
         options = "; or ".join(dict.fromkeys(problems))
         raise CredentialsError(
             "This operation needs a credential that is not configured. "
             f"The user must set {options} in the environment of the MCP server and restart it. "
             "Retrying will not help until then."
         )
+
+    def _one_bearer(self, alternative: Sequence[SchemeUse]) -> tuple[Sequence[SchemeUse], list[str]]:
+        """The alternative as sent, and what is missing for it.
+
+        Several bearer-token schemes required together (Google's specs pair two OAuth2 schemes, one
+        per flow, in every requirement) are one ``Authorization: Bearer`` credential on the wire:
+        the first configured one is used, and the requirement is missing only when none is.
+        """
+        bearers = [use for use in alternative if (s := self._schemes.get(use.scheme)) is not None and bearer_kind(s)]
+        if len(bearers) > 1:
+            chosen = next((use for use in bearers if self.missing(use.scheme) is None), bearers[0])
+            alternative = [use for use in alternative if use not in bearers or use is chosen]
+            if self.missing(chosen.scheme) is not None:
+                either = " or ".join(m for use in bearers if (m := self.missing(use.scheme)) is not None)
+                others = [m for use in alternative if use is not chosen and (m := self.missing(use.scheme))]
+                return alternative, [f"({either})", *others]
+        return alternative, [m for use in alternative if (m := self.missing(use.scheme)) is not None]
+
+    def client_certificate(self) -> ClientCertificate | None:
+        """The client certificate of the first configured mutualTLS scheme (bridge/tls.py loads it)."""
+        for scheme in self._schemes.values():
+            if scheme.type == "mutualTLS" and scheme.supported and self._raw(scheme, "cert_file"):
+                cert_var = self._var(scheme, "cert_file")
+                assert cert_var is not None
+                return ClientCertificate(
+                    cert_file=self._raw(scheme, "cert_file"),
+                    key_file=self._raw(scheme, "key_file") or None,
+                    password=self._raw(scheme, "key_password") or None,
+                    cert_var=cert_var,
+                    key_var=self._var(scheme, "key_file"),
+                )
+        return None
 
     async def _parts(self, alternative: Sequence[SchemeUse]) -> CredentialParts:
         headers: list[tuple[str, str]] = []
@@ -246,6 +324,8 @@ class Credentials:
         for use in alternative:
             scheme = self._schemes[use.scheme]
             env_names.extend(v.name for v in scheme.env if v.name in self._env)
+            if scheme.type == "mutualTLS":
+                continue  # the TLS connection presents the certificate (bridge/tls.py)
             if scheme.type == "apiKey":
                 value = self._header_safe(scheme, "value")
                 assert scheme.param_name is not None
@@ -353,30 +433,3 @@ class Credentials:
             while len(self._exchanged) > REDACTED_EXCHANGED_TOKENS:
                 self._exchanged.popitem(last=False)
             self._redactor.learn((*self._tokens, *self._exchanged))
-
-
-def _positions(schemes: Iterable[SecurityScheme]) -> dict[str, list[str]]:
-    """Where each scheme puts its credential: the redactor masks even short secrets there."""
-    names: list[str] = []
-    header_names: list[str] = []
-    words: list[str] = []
-    for scheme in schemes:
-        if scheme.type == "apiKey" and scheme.param_name:
-            names.append(scheme.param_name)
-            if scheme.location == "header":
-                header_names.append(scheme.param_name)
-        elif scheme.type == "http" and scheme.http_scheme:
-            words.append(scheme.http_scheme)
-    return {"names": names, "header_names": header_names, "scheme_words": words}
-
-
-def _kind(scheme: SecurityScheme) -> str:
-    if scheme.type == "apiKey":
-        return "API key"
-    if scheme.type == "http":
-        return f"HTTP {scheme.http_scheme or 'auth'}"
-    if scheme.type == "oauth2":
-        return "OAuth2"
-    if scheme.type == "openIdConnect":
-        return "OpenID Connect token"
-    return "mutual TLS"

@@ -26,6 +26,8 @@ import mcp_types
 from bridge.catalogue import OPERATION_META_KEY, Catalogue
 from bridge.errors import ToolError
 from bridge.invoke import invoke
+from bridge.result_shape import DEFAULT_MAX_BYTES
+from bridge.schema_bound import Note, bounded_schema, compact_size, names_hint, schema_at
 from bridge.scopes import allows, caller_scopes
 from bridge.search import SearchEntry, SearchIndex, returns_list
 from bridge.tools import Tool, ToolContext, ToolRegistry
@@ -47,6 +49,21 @@ ANNOTATIONS_META_KEY = "mcp-bridge/annotations"
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
 SUMMARY_CHARS = 120
+DESCRIBE_BUDGET = DEFAULT_MAX_BYTES - 1024
+"""Bytes of schema one describe_operation answer carries (the result budget, less the rest)."""
+
+
+def _note(tool: str, prefix: str) -> Note:
+    def note(path: str) -> str:
+        full = ".".join(p for p in (prefix, path) if p)
+        return f'fields not listed: {DESCRIBE}(name="{tool}", path="{full}") shows them'
+
+    return note
+
+
+def _output_note(path: str) -> str:
+    return "fields not listed here"
+
 
 _READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
 _HINT_DEFAULTS = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True}
@@ -174,8 +191,20 @@ class Discovery:
             }
         return schema
 
-    def describe(self, name: str) -> dict[str, Any]:
+    def describe(self, name: str, path: str | None = None) -> dict[str, Any]:
+        """The operation's schemas within the result budget; ``path`` (dotted argument and field
+        names) shows one part of its arguments, for the parts a big schema leaves out."""
         tool = self._tool(name)
+        full = self._input_schema(tool)
+        if path:
+            part, possible = schema_at(full, path)
+            if part is None:
+                raise ToolError(
+                    f'"{path[:200]}" names no part of the arguments of {tool.name}. '
+                    f"Names possible there: {names_hint(possible) or 'none'}."
+                )
+            shown = bounded_schema(part, DESCRIBE_BUDGET, _note(tool.name, path))
+            return {"name": tool.name, "path": path, "schema": part if shown is None else shown}
         meta = tool.meta or {}
         out: dict[str, Any] = {"name": tool.name}
         if tool.title:
@@ -184,9 +213,13 @@ class Discovery:
             out["operation"] = meta[OPERATION_META_KEY]
         out["description"] = tool.description
         out["annotations"] = _hints(tool.annotations)
-        out["inputSchema"] = self._input_schema(tool)
-        if tool.output_schema is not None:
-            out["outputSchema"] = dict(tool.output_schema)
+        output = dict(tool.output_schema) if tool.output_schema is not None else None
+        if output is not None:
+            output = bounded_schema(output, DESCRIBE_BUDGET // 4, _output_note) or output
+        room = DESCRIBE_BUDGET - compact_size(out) - (compact_size(output) if output is not None else 0)
+        out["inputSchema"] = bounded_schema(full, max(room, 1024), _note(tool.name, "")) or full
+        if output is not None:
+            out["outputSchema"] = output
         return out
 
     # --------------------------------------------------------------------------------- call
@@ -239,7 +272,8 @@ def discovery_registry(registry: ToolRegistry, catalogue: Catalogue | None = Non
         )
 
     async def describe(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        return discovery.describe(str(args["name"]))
+        path = args.get("path")
+        return discovery.describe(str(args["name"]), str(path) if path else None)
 
     async def call(args: dict[str, Any], ctx: ToolContext) -> mcp_types.CallToolResult:
         arguments = args.get("arguments")
@@ -277,11 +311,15 @@ def discovery_registry(registry: ToolRegistry, catalogue: Catalogue | None = Non
                 title="Describe an operation",
                 description=(
                     "The input schema (the arguments to pass to call_operation), output schema and "
-                    "annotations of one operation."
+                    "annotations of one operation. A big schema lists its deeper parts as plain objects; "
+                    '`path` (dotted names, e.g. "body.recipients") shows one of them.'
                 ),
                 input_schema={
                     "type": "object",
-                    "properties": {"name": name_schema},
+                    "properties": {
+                        "name": name_schema,
+                        "path": {"type": "string", "description": "Dotted argument and field names: one part."},
+                    },
                     "required": ["name"],
                     "additionalProperties": False,
                 },

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import base64
-import re
+
+from bridge.wire_rules import HEADER_SAFE  # the contract's rule, shared with the generator
 
 __all__ = ["HEADER_SAFE", "basic_authorization"]
-
-HEADER_SAFE = re.compile(r"[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*")
-"""A value that can be sent as a header value: visible ASCII, inner spaces or tabs, no line breaks."""
 
 
 def basic_authorization(user: str, password: str) -> str:

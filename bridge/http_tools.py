@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -35,6 +36,7 @@ from bridge.longrunning.tasks import TASK_SUPPORT
 from bridge.longrunning.tracker import OperationTracker
 from bridge.response_check import ResponseContract
 from bridge.scopes import Requirement, requirement
+from bridge.tls import upstream_ssl_context
 from bridge.token_exchange import TokenExchanger
 from bridge.tools import Tool, ToolContext
 from bridge.trim import OFF_LOOP_BYTES, TrimSettings, split_fields
@@ -89,7 +91,8 @@ class HttpRuntime:
         ``trim`` sets how results are trimmed; None: no limits (the ``fields`` argument still works).
 
         Raises:
-            ConfigurationError: the base URL or a server variable cannot be used.
+            ConfigurationError: the base URL or a server variable cannot be used, or the CA bundle
+                or client certificate cannot be loaded.
         """
         settings = settings or HttpSettings()
         url = resolve_base_url(
@@ -106,13 +109,27 @@ class HttpRuntime:
             transport=token_transport,
             user_agent=USER_AGENT,
             bound_env=bound_env,
+            headers=catalogue.headers,
         )
-        unset = [name for name in bound_env if name not in credentials.bound_values]
+        # Credential slots read their scheme's variable: the start-up line already reports those.
+        scheme_vars = {var.name for scheme in catalogue.security_schemes.values() for var in scheme.env}
+        unset = [name for name in bound_env if name not in credentials.bound_values and name not in scheme_vars]
         if unset:
             # Like a missing credential: serving goes on, and the tools that need it say what to set.
             logger.warning("bound parameters read unset environment variables: %s", ", ".join(unset))
+        ssl_context = upstream_ssl_context(
+            catalogue.env_prefix,
+            os.environ if environ is None else environ,
+            credentials.client_certificate(),
+            trust_env=settings.trust_env,
+        )
         upstream = Upstream(
-            url, settings=settings, transport=transport, redact=credentials.redact, name=catalogue.title
+            url,
+            settings=settings,
+            transport=transport,
+            redact=credentials.redact,
+            name=catalogue.title,
+            ssl_context=ssl_context,
         )
         long_running = {entry.name: entry for entry in catalogue.tools if entry.long_running is not None}
         return cls(
@@ -166,6 +183,7 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
         description=entry.description,
         title=entry.title,
         input_schema=entry.input_schema,
+        advertised_input_schema=entry.advertised_input_schema,
         output_schema=entry.output_schema,
         annotations=_annotations(entry.annotations),
         meta={OPERATION_META_KEY: entry.operation},

@@ -189,7 +189,7 @@ def build_request(
     content: bytes | None = None
     content_type: str | None = None
     if binding.body is not None:
-        body = build_body(binding.body, args)
+        body = build_body(binding.body, args, bound)
         if body is not None:
             content, content_type = body
             headers.append(("Content-Type", content_type))

@@ -12,6 +12,7 @@ prefix.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 import httpx
@@ -22,6 +23,9 @@ from bridge.http_settings import ACCEPT_ENCODING
 from bridge.redact import mask_before_decoding
 
 __all__ = ["read_capped"]
+
+logger = logging.getLogger("bridge.upstream")
+_REPORTED: set[tuple[str, str]] = set()  # (operation, coding) already logged; bounded by the API's size
 
 _ZLIB_ENCODINGS = frozenset({"gzip", "x-gzip", "deflate"})
 _REDACT_SLACK = 4096
@@ -73,7 +77,10 @@ async def read_capped(
     if decodable:
         decoder = BoundedDecoder(codings[0]) if codings else None
         async for raw in response.aiter_raw():
-            chunk = decoder.decode(raw, read_limit - len(body) + 1) if decoder else raw
+            try:
+                chunk = decoder.decode(raw, read_limit - len(body) + 1) if decoder else raw
+            except httpx.DecodingError as exc:
+                raise _undecodable(op, codings[0], response, exc) from None
             if not take(chunk):
                 break
     content = bytes(body)
@@ -83,6 +90,23 @@ async def read_capped(
     if len(content) > limit:
         content, truncated = content[:limit], True
     return content, truncated
+
+
+def _undecodable(op: str, coding: str, response: httpx.Response, exc: Exception) -> UpstreamError:
+    """Why a body could not be decoded, for the model and (once per operation and cause) the operator."""
+    cause = f"it says Content-Encoding: {coding}, but the body is not {coding} data"
+    key = (op, coding)
+    if key not in _REPORTED:
+        _REPORTED.add(key)
+        logger.warning(
+            "%s: HTTP %d body could not be decoded: %s (%s); the call failed. The API (or a proxy) mislabels its "
+            "responses",
+            op,
+            response.status_code,
+            cause,
+            " ".join(str(exc).split())[:160],
+        )
+    return UpstreamError(f"{op}: the API's response could not be decoded: {cause}. Retrying may not help.")
 
 
 def _too_large(op: str, limit: int) -> ResponseTooLarge:

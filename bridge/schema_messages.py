@@ -202,16 +202,20 @@ def _issues(root: Mapping[str, Any], err: ValidationError) -> Iterator[Issue]:
         yield path, f"Invalid key {_primitive(inst)}"
         return
     if kw == "required" and isinstance(inst, Mapping) and isinstance(val, list):
+        condition = _condition(root, err)
         for name in val:
             if isinstance(name, str) and name not in inst:
-                yield (*path, name), _missing_message(root, _property_schema(root, schema, path, name))
+                if condition is not None:
+                    yield (*path, name), f"{name} is required when {condition}"
+                else:
+                    yield (*path, name), _missing_message(root, _property_schema(root, schema, path, name))
         return
     if kw in ("dependentRequired", "dependencies") and isinstance(inst, Mapping) and isinstance(val, Mapping):
         for trigger, deps in val.items():
             if trigger in inst and isinstance(deps, list):
                 for name in deps:
                     if isinstance(name, str) and name not in inst:
-                        yield (*path, name), _missing_message(root, _property_schema(root, schema, path, name))
+                        yield (*path, name), f"{name} is required when {trigger} is given"
         return
     if kw in ("anyOf", "oneOf") and inst is not None:
         branch = _single_branch(val)
@@ -223,6 +227,36 @@ def _issues(root: Mapping[str, Any], err: ValidationError) -> Iterator[Issue]:
                     yield from _issues(root, sub)
                 return
     yield path, _message(str(kw), val, inst, schema, err)
+
+
+def _condition(root: Mapping[str, Any], err: ValidationError) -> str | None:
+    """``X is given`` (or ``X is "v"``) when a failing ``required`` sits in a ``then`` whose ``if``
+    says when it applies; None for a plain ``required``."""
+    schema_path = list(err.absolute_schema_path)
+    if "then" not in schema_path:
+        return None
+    cut = len(schema_path) - 1 - schema_path[::-1].index("then")
+    node: Any = root
+    for part in schema_path[:cut]:
+        node = resolve_local(root, node)
+        if isinstance(node, Mapping):
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        else:
+            return None
+    node = resolve_local(root, node)
+    test = node.get("if") if isinstance(node, Mapping) else None
+    if not isinstance(test, Mapping):
+        return None
+    given = [str(n) for n in test.get("required") or () if isinstance(n, str)]
+    values = [
+        f"{name} is {_primitive(sub['const'])}"
+        for name, sub in (test.get("properties") or {}).items()
+        if isinstance(sub, Mapping) and "const" in sub
+    ]
+    parts = values + [f"{name} is given" for name in given if not any(v.startswith(f"{name} is ") for v in values)]
+    return " and ".join(parts) if parts else None
 
 
 def _message(kw: str, val: Any, inst: Any, schema: Any, err: ValidationError) -> str:

@@ -82,7 +82,8 @@ def wire_data(tool: Tool) -> dict[str, Any]:
         wire["title"] = tool.title
     if tool.description:
         wire["description"] = tool.description
-    wire["inputSchema"] = _plain(tool.input_schema)
+    shown = tool.advertised_input_schema if tool.advertised_input_schema is not None else tool.input_schema
+    wire["inputSchema"] = _plain(shown)
     if tool.output_schema is not None:
         wire["outputSchema"] = _plain(tool.output_schema)
     # The title is not repeated inside the annotations: clients read `title` first, and on a big

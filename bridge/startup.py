@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from bridge.bound import bound_env_names
 from bridge.catalogue import Catalogue
 from bridge.credentials import Credentials
 
@@ -33,15 +34,22 @@ def credential_lines(catalogue: Catalogue, credentials: Credentials) -> list[str
     """One line per security scheme the tools use: configured, or not and what that costs.
 
     A tool can be called when one of its security alternatives is fully configured (or is empty:
-    anonymous access). An unset scheme is a warning when some tool that uses it cannot be called.
+    anonymous access) and every required parameter in a credential slot has its scheme's
+    credential. An unset scheme is a warning when some tool that uses it cannot be called. An API
+    with no credential at all says so: its calls go out unauthenticated.
     """
     used: dict[str, int] = {}
     blocked: dict[str, int] = {}
     for entry in catalogue.tools:
         alternatives = entry.binding.security
+        slots = [p for p in entry.binding.params if p.bound is not None and p.bound.scheme]
         names = {use.scheme for alternative in alternatives for use in alternative}
+        names |= {p.bound.scheme for p in slots if p.bound is not None and p.bound.scheme}
         callable_ = not alternatives or any(
             all(credentials.configured(use.scheme) for use in alternative) for alternative in alternatives
+        )
+        callable_ = callable_ and all(
+            credentials.configured(p.bound.scheme) for p in slots if p.required and p.bound and p.bound.scheme
         )
         for name in names:
             used[name] = used.get(name, 0) + 1
@@ -60,6 +68,11 @@ def credential_lines(catalogue: Catalogue, credentials: Credentials) -> list[str
             )
         else:
             lines.append(f"credentials not set: {missing}; the {used[name]} tools that use it accept another")
+    if not used and not bound_env_names(catalogue):
+        lines.append(
+            "credentials: no credential (the spec declares no security scheme and the config none): calls go out "
+            "unauthenticated; declare one with --config security_schemes when generating if the API needs it"
+        )
     return lines
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import keyword
 import re
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -176,6 +177,43 @@ class StubIndex:
                 self._cache[key] = cached
         return cached
 
+    def bounded_subset(self, names: Iterable[str], max_chars: int) -> tuple[str, list[str]]:
+        """:meth:`subset` (``module=False``) cut to about ``max_chars``: the functions, then the
+        types they use nearest first (breadth-first), while they fit; and the names left out.
+
+        The functions themselves are always kept. A big API's one operation can reach hundreds of
+        TypedDicts (an e-signature envelope's recipients, their tabs, forty kinds of tab); the
+        model asks for a left-out one by name.
+        """
+        wanted = [n for n in dict.fromkeys(names) if n in self.definitions]
+        full = self.subset(wanted, module=False)
+        if len(full) <= max_chars:
+            return full, []
+        reachable = self.closure(wanted)
+        picked: dict[str, None] = dict.fromkeys(wanted)
+        used = sum(len(self.definitions[n].source) + 2 for n in wanted)
+        queue = deque(wanted)
+        seen = set(wanted)
+        while queue:
+            name = queue.popleft()
+            for use in sorted(self.definitions[name].uses, key=lambda n: self.order.get(n, 0)):
+                if use in seen or use not in self.definitions or use in PRELUDE_NAMES:
+                    continue
+                seen.add(use)
+                cost = len(self.definitions[use].source) + 2
+                if used + cost <= max_chars:
+                    picked[use] = None
+                    used += cost
+                    queue.append(use)
+        sources: list[str] = []
+        done: set[int] = set()
+        for name in sorted(picked, key=lambda n: self.order[n]):
+            if id(self.definitions[name]) not in done:
+                done.add(id(self.definitions[name]))
+                sources.append(self.definitions[name].source)
+        omitted = [n for n in reachable if n not in picked and n not in PRELUDE_NAMES]
+        return "\n\n".join(sources) + "\n", omitted
+
     def function(self, name: str) -> str | None:
         definition = self.definitions.get(name)
         return definition.source if definition is not None else None
@@ -189,6 +227,16 @@ class StubIndex:
             return None
         header = source.split("\n", 1)[0]
         return header.removesuffix(":") if header.endswith(":") else None
+
+
+def bounded_stubs(index: StubIndex, names: Iterable[str], max_chars: int, ask: str) -> str:
+    """:meth:`StubIndex.bounded_subset` as text for the model: the types left out are named, with
+    ``ask`` (how to get one of them)."""
+    text, omitted = index.bounded_subset(names, max_chars)
+    if not omitted:
+        return text
+    listed = ", ".join(omitted[:60]) + (f" and {len(omitted) - 60} more" if len(omitted) > 60 else "")
+    return f"{text}\n# Not shown, to stay within the result budget: {listed}.\n# {ask} shows one of them.\n"
 
 
 def _defined(node: ast.stmt) -> list[str]:

@@ -76,6 +76,9 @@ class Tool:
     title: str | None = None
     input_schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "object"})
     output_schema: Mapping[str, Any] | None = None
+    # Shown by tools/list instead of input_schema (a big schema cut for size); arguments are still
+    # checked against input_schema.
+    advertised_input_schema: Mapping[str, Any] | None = None
     annotations: Mapping[str, Any] | None = None
     meta: Mapping[str, Any] | None = None
     # Fill schema defaults into the arguments before run. Generated HTTP tools turn it off: an

@@ -36,8 +36,10 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 async def run_stdio(server: Server) -> None:
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    from bridge.stdio_eof import answer_before_eof
+
+    async with stdio_server() as (read, write), answer_before_eof(read, write) as (server_read, server_write):
+        await server.run(server_read, server_write, server.create_initialization_options())
 
 
 # --------------------------------------------------------------------------- Host / Origin / body guard

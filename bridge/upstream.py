@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 import http
 import logging
+import ssl
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -112,7 +113,8 @@ class Upstream:
 
     ``transport`` replaces the network (tests use ``httpx.ASGITransport``). ``redact`` scrubs
     secrets out of error messages, error bodies and logs. ``name`` is how messages name the API
-    (default: the base URL's host).
+    (default: the base URL's host). ``ssl_context`` carries a per-API CA bundle and the client
+    certificate of a mutualTLS scheme (:mod:`bridge.tls`); None: httpx's default verification.
     """
 
     def __init__(
@@ -123,6 +125,7 @@ class Upstream:
         transport: httpx.AsyncBaseTransport | None = None,
         redact: Callable[[str], str] = _no_redact,
         name: str | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.base_url = httpx.URL(base_url)
         self.settings = settings or HttpSettings()
@@ -150,6 +153,7 @@ class Upstream:
             follow_redirects=False,
             headers={"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING},
             trust_env=self.settings.trust_env,
+            verify=ssl_context if ssl_context is not None else True,
         )
         self._log_redaction = LogRedaction(redact) if redact is not _no_redact else None
 

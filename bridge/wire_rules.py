@@ -7,6 +7,8 @@ from arguments and refuses any prepared request that carries a framing header.
 
 from __future__ import annotations
 
+import re
+
 FRAMING_HEADERS: frozenset[str] = frozenset(
     {
         "host",
@@ -43,3 +45,6 @@ FORBIDDEN_HEADERS: frozenset[str] = FRAMING_HEADERS | {
 bridge sets itself; ``X-Forwarded-*`` too."""
 
 DEFAULT_ACCEPT = "application/json, */*;q=0.5"
+
+HEADER_SAFE = re.compile(r"[\x21-\x7e]+(?:[ \t]+[\x21-\x7e]+)*")
+"""A value that can be sent as a header value: visible ASCII, inner spaces or tabs, no line breaks."""

@@ -1,12 +1,14 @@
 """Parameters the operator fills in (``bind:`` in the ``--config`` file), never the model.
 
-Some APIs declare their credential as a plain required parameter (a chat API's ``token``), or a
-value nobody should choose per call (``api-version``). ``bind: {token: env:SLACK_TOKEN,
+Some APIs declare their credential as a plain required parameter (a chat API's ``token``) or a
+body property (a banking API's ``client_id`` and ``secret`` in every request body), or a value
+nobody should choose per call (``api-version``). ``bind: {token: env:SLACK_TOKEN,
 api-version: "2024-01-01"}`` at the top of the config applies to every operation with such a
 parameter; ``operations: {<id>: {bind: {...}}}`` overrides it for one operation. A key is a
-parameter's wire name (header names in any case). A bound parameter leaves the input schema and
-is recorded in the catalogue (``ParamBinding.bound``); the runtime fills it at call time, and an
-``env:`` value is a secret the redactor knows.
+parameter's wire name (header names in any case), or the name of a top-level property of the
+request body. A bound parameter or property leaves the input schema and is recorded in the
+catalogue (``ParamBinding.bound``, ``BodyBinding.bound_fields``); the runtime fills it at call
+time, and an ``env:`` value is a secret the redactor knows.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from bridge.catalogue import BoundValue
+from bridge.catalogue import BoundValue, StaticHeader
+from bridge.wire_rules import FORBIDDEN_HEADERS, HEADER_SAFE
 from generator.ir import Param
 
 ENV_PREFIX = "env:"
@@ -72,22 +75,24 @@ def find(bindings: Mapping[str, Any], location: str, name: str) -> str | None:
     return None
 
 
-def unused(global_bind: Mapping[str, Any], params: Iterable[Param]) -> list[str]:
-    """Global keys that bound no parameter of any operation (probably a typo)."""
-    used = {(p.wire_name, p.location) for p in params if p.bound is not None}
+def unused(global_bind: Mapping[str, Any], params: Iterable[Param], body_fields: Iterable[str] = ()) -> list[str]:
+    """Global keys that bound no parameter nor body property of any operation (probably a typo)."""
+    used: set[tuple[str, str]] = {
+        (p.wire_name, p.location) for p in params if p.bound is not None and p.bound.scheme is None
+    }
+    used |= {(name, "body") for name in body_fields}
     return [key for key in global_bind if not any(find({key: None}, location, wire) == key for wire, location in used)]
 
 
 def for_operation(
-    global_bind: Mapping[str, Any],
-    own: Any,
+    wanted: Mapping[str, Any],
     candidates: Sequence[Mapping[str, Any]],
     warn: Callable[[str], None],
+    matched: set[str],
 ) -> dict[tuple[str, str], BoundValue]:
-    """``(name, in)`` -> value of each bound parameter among ``candidates`` (parameter objects)."""
-    wanted = merged(global_bind, own)
+    """``(name, in)`` -> value of each bound parameter among ``candidates`` (parameter objects);
+    the keys of ``wanted`` (the operation's merged bindings) that matched are added to ``matched``."""
     found: dict[tuple[str, str], BoundValue] = {}
-    matched: set[str] = set()
     for node in candidates:
         key = find(wanted, node["in"], node["name"])
         if key is None:
@@ -97,7 +102,58 @@ def for_operation(
             found[(node["name"], node["in"])] = bound_value(wanted[key])
         except BindError as exc:
             warn(f"bind {key!r}: {exc}; ignored")
-    for key in own if isinstance(own, Mapping) else ():
-        if str(key) not in matched:
-            warn(f"bind {key!r} names no parameter of this operation; ignored")
     return found
+
+
+def body_bindings(
+    wanted: Mapping[str, Any], properties: Iterable[str], warn: Callable[[str], None], matched: set[str]
+) -> dict[str, BoundValue]:
+    """Top-level body property -> its bound value (keys are property names, exactly)."""
+    found: dict[str, BoundValue] = {}
+    for name in properties:
+        if name not in wanted:
+            continue
+        matched.add(name)
+        try:
+            found[name] = bound_value(wanted[name])
+        except BindError as exc:
+            warn(f"bind {name!r}: {exc}; ignored")
+    return found
+
+
+def unmatched_own(own: Any, matched: set[str]) -> list[str]:
+    """The operation's own ``bind`` keys that named neither a parameter nor a body property."""
+    return [str(key) for key in (own if isinstance(own, Mapping) else ()) if str(key) not in matched]
+
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
+def static_headers(config: Mapping[str, Any]) -> tuple[tuple[StaticHeader, ...], list[str]]:
+    """The config's ``headers:`` (sent on every request), and one problem line for each that
+    cannot be used: a misconfigured header is an error, never silently left out."""
+    found: list[StaticHeader] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+    for name, spec in config.items():
+        key = str(name)
+        lowered = key.lower()
+        if not _HEADER_NAME.fullmatch(key):
+            problems.append(f"{key!r} is not a header name")
+        elif lowered in FORBIDDEN_HEADERS or lowered.startswith("x-forwarded-"):
+            hint = " (declare a security scheme in `security_schemes` instead)" if lowered == "authorization" else ""
+            problems.append(f"{key!r} is a header the bridge sets itself or never sends{hint}")
+        elif lowered in seen:
+            problems.append(f"{key!r} is given twice")
+        else:
+            try:
+                value = bound_value(spec)
+            except BindError as exc:
+                problems.append(f"{key!r}: {exc}")
+                continue
+            if value.value is not None and not HEADER_SAFE.fullmatch(value.value):
+                problems.append(f"{key!r}: the value has line breaks, control or non-ASCII characters")
+                continue
+            found.append(StaticHeader(name=key, value=value))
+            seen.add(lowered)
+    return tuple(found), problems

@@ -34,7 +34,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, get_args
 
-from bridge.catalogue import BodyField, BodyKind, FormStyle, PartEncoding
+from bridge.catalogue import BodyField, BodyKind, BoundValue, FormStyle, PartEncoding
 from bridge.media_types import (
     FORM,
     OCTET_STREAM,
@@ -45,6 +45,7 @@ from bridge.media_types import (
     is_text_media,
 )
 from generator import naming
+from generator.bindings import body_bindings
 from generator.ir import Body
 from generator.parse_context import Context, Inputs, RawOperation, deref, described, text
 from generator.schema_keywords import Schema, is_file_schema
@@ -99,7 +100,19 @@ def request_body(ctx: Context, raw: RawOperation, inputs: Inputs) -> Body | None
         if kind == "multipart":
             schema, file_fields = _with_file_fields(schema)
         json_fields, encoding = _encodings(ctx, kind, schema, media.get("encoding"))
-    fields = _flatten(schema, required, inputs) if kind in ("json", "form", "multipart") else None
+    bound: dict[str, BoundValue] = {}
+    if (
+        kind in ("json", "form", "multipart")
+        and isinstance(schema, dict)
+        and isinstance(schema.get("properties"), dict)
+    ):
+        bound = body_bindings(inputs.bind, schema["properties"], lambda d: ctx.warn(raw.label, d), inputs.bind_matched)
+    bound_fields = _bound_fields(schema, bound)
+    if bound:
+        schema = _without(schema, bound)
+    fields = (
+        _flatten(schema, required, inputs, allow_empty=bool(bound)) if kind in ("json", "form", "multipart") else None
+    )
     arg = None
     if fields is None:
         arg = inputs.names.claim_first(["body", "request_body"])
@@ -118,7 +131,22 @@ def request_body(ctx: Context, raw: RawOperation, inputs: Inputs) -> Body | None
         encoding=encoding,
         description=description,
         other_media_types=tuple(str(m) for m in content if m != media_type),
+        bound_fields=bound_fields,
     )
+
+
+def _bound_fields(schema: Schema, bound: Mapping[str, BoundValue]) -> tuple[BodyField, ...]:
+    required = set(schema.get("required", [])) if isinstance(schema, dict) else set()
+    return tuple(BodyField(arg="", wire=name, bound=value, required=name in required) for name, value in bound.items())
+
+
+def _without(schema: Schema, names: Mapping[str, Any]) -> Schema:
+    """``schema`` without the bound top-level properties (the model never gives them)."""
+    assert isinstance(schema, dict)
+    out = {**schema, "properties": {k: v for k, v in schema["properties"].items() if k not in names}}
+    if isinstance(schema.get("required"), list):
+        out["required"] = [name for name in schema["required"] if name not in names]
+    return out
 
 
 # Media type and kind ----------------------------------------------------------------------------
@@ -289,13 +317,16 @@ def _object_like(ctx: Context, prop: Any) -> bool:
 # Arguments ------------------------------------------------------------------------------------
 
 
-def _flatten(schema: Schema, required: bool, inputs: Inputs) -> tuple[BodyField, ...] | None:
+def _flatten(
+    schema: Schema, required: bool, inputs: Inputs, *, allow_empty: bool = False
+) -> tuple[BodyField, ...] | None:
     """Spread a plain object body into the arguments, or return None to keep it as one argument.
 
     Only when no property's argument name is already taken by a parameter: renaming body fields
-    next to same-named parameters would be confusing, a ``body`` argument is not.
+    next to same-named parameters would be confusing, a ``body`` argument is not. ``allow_empty``:
+    every property was bound, so the body needs no argument at all.
     """
-    if not _is_flat_object(schema):
+    if not _is_flat_object(schema, allow_empty=allow_empty):
         return None
     assert isinstance(schema, dict)
     properties: dict[str, Any] = schema["properties"]
@@ -319,12 +350,12 @@ def _flatten(schema: Schema, required: bool, inputs: Inputs) -> tuple[BodyField,
     return tuple(fields)
 
 
-def _is_flat_object(schema: Schema) -> bool:
+def _is_flat_object(schema: Schema, *, allow_empty: bool = False) -> bool:
     """An object with named properties and nothing that flattening would lose."""
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
         return False
     properties = schema.get("properties")
-    if not isinstance(properties, dict) or not properties:
+    if not isinstance(properties, dict) or not (properties or allow_empty):
         return False
     if any(key in schema for key in ("allOf", "anyOf", "oneOf", "not", "if", "patternProperties", "$ref")):
         return False

@@ -25,6 +25,7 @@ def assemble_catalogue(api: Api, shaped: Shaped, *, mode: ServeMode = "tools") -
         mode=mode,
         shared_arguments=shaped.shared_arguments,
         server=api.server,
+        headers=api.headers,
     )
 
 
@@ -34,6 +35,7 @@ def tool_entry(op: Operation, shape: ToolShape) -> ToolEntry:
         title=op.summary,
         description=shape.description,
         input_schema=shape.input_schema,
+        advertised_input_schema=shape.advertised_input_schema,
         output_schema=shape.output_schema,
         annotations=op.annotations,
         binding=http_binding(op, shape),
@@ -89,4 +91,5 @@ def _body_binding(body: Body) -> BodyBinding:
         # Recorded only when the media type does not say it, so catalogues stay as they were.
         kind=body.kind if body.kind != infer_kind(body.media_type) else None,
         encoding=body.encoding,
+        bound_fields=body.bound_fields,
     )

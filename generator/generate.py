@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bridge.catalogue import Catalogue
 from generator.catalogue import assemble_catalogue
+from generator.credential_notes import credential_notes
 from generator.ir import Api
 from generator.issues import GenerationError, Issue, Level
 from generator.load import LoadedSpec, SpecError, load_spec
@@ -248,6 +249,7 @@ def generate(
         *flow_issues,
         *package.issues,
         *_unsatisfiable_issues(catalogue),
+        *credential_notes(api),
         *([empty] if empty is not None else []),
     ]
     api = _settle_issues(replace(api, issues=(*api.issues, *extra)), load_issues, strict=options.strict)

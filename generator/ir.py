@@ -24,6 +24,7 @@ from bridge.catalogue import (
     SecurityScheme,
     ServerInfoSpec,
     ServerSpec,
+    StaticHeader,
     ToolAnnotationsSpec,
 )
 from generator.issues import Issue
@@ -61,6 +62,7 @@ class Body:
     encoding: tuple[PartEncoding, ...] = ()
     description: str | None = None
     other_media_types: tuple[str, ...] = ()
+    bound_fields: tuple[BodyField, ...] = ()  # top-level properties the config binds (`bind:`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,3 +119,4 @@ class Api:
     issues: tuple[Issue, ...] = ()
     excluded: tuple[str, ...] = ()  # labels of operations left out on purpose (filters, x-mcp exclude)
     server: ServerInfoSpec | None = None  # initialize's instructions, title, icons (generator/server_info.py)
+    headers: tuple[StaticHeader, ...] = ()  # the config's `headers:`, sent on every request

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from bridge.result_shape import DEFAULT_OUTPUT_DEPTH
+from bridge.schema_bound import DEFAULT_INPUT_SCHEMA_BYTES
 
 DEFAULT_MAX_NAME_LENGTH = 64
 MAX_NAME_LENGTH_LIMIT = 128
@@ -44,6 +45,13 @@ class GenerateOptions:
     bindings: dict[str, Any] = field(default_factory=dict)
     # `server:` of the config file: instructions, title and icons for `initialize` (generator/server_info.py).
     server: dict[str, Any] = field(default_factory=dict)
+    # `security_schemes:` of the config: schemes the spec left out (OpenAPI Security Scheme
+    # Objects, by name), handled exactly like the spec's; `security:` replaces the document's
+    # default requirement (per operation: `operations: {<id>: {security: [...]}}`).
+    security_schemes: dict[str, Any] = field(default_factory=dict)
+    security: list[Any] | None = None
+    # `headers:` of the config: header name -> "env:NAME" or a fixed value, sent on every request.
+    headers: dict[str, Any] = field(default_factory=dict)
     # Lean definitions (generator/compact.py); False keeps schemas and descriptions as converted.
     compact: bool = True
     # Longest tool description; None: DEFAULT_TOOL_DESCRIPTION_LIMIT compacted, else DEFAULT_DESCRIPTION_LIMIT.
@@ -57,6 +65,9 @@ class GenerateOptions:
     output_schemas: bool = True  # False: no outputSchema (and no `fields` argument) on any tool
     output_depth: int = DEFAULT_OUTPUT_DEPTH  # object levels the output schema spells out
     output_descriptions: bool = False  # keep descriptions in output schemas
+    # Largest input schema a tool shows (compact JSON bytes; deeper parts become plain objects,
+    # bridge/schema_bound.py); 0: no bound. Arguments are still checked against the whole schema.
+    max_input_schema_bytes: int = DEFAULT_INPUT_SCHEMA_BYTES
     mode: Mode = "tools"  # how `serve` presents the tools by default (recorded in the catalogue)
     allow_empty: bool = False  # write a package with no tool (a warning, not an error)
     env_prefix: str | None = None  # prefix of the environment variables; default from the package name

@@ -3,9 +3,11 @@
 Two rules, both about names the model must not pick:
 
 - A credential slot (the header, query or cookie an apiKey scheme fills) is never an argument,
-  whether or not the operation lists the scheme: the bridge fills it from the environment where
-  the scheme applies, and elsewhere a model-chosen value there is still a credential the operator
-  never gave.
+  whether or not the operation lists the scheme: a model-chosen value there is a credential the
+  operator never gave. A parameter the operation declares in a slot is filled from its scheme's
+  credential on every call (``BoundValue.scheme``), whichever security alternative the call uses
+  or none: real specs declare ``key`` and ``token`` as required parameters and list the two
+  schemes as alternatives, and the API wants both.
 - An object parameter serialised ``style: form, explode: true`` (the query default; cookies too)
   turns each member into a name of its own on the wire. Its members are the properties the spec
   declares, unless the spec allows free keys; either way never the name of another parameter, of
@@ -18,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from bridge.catalogue import SecurityScheme
+from bridge.catalogue import BoundValue, SecurityScheme
 from generator.schema_keywords import Schema
 from generator.schemas import REQUEST, SchemaConverter
 
@@ -33,6 +35,24 @@ def credential_slots(schemes: Mapping[str, SecurityScheme]) -> set[tuple[str, st
         for scheme in schemes.values()
         if scheme.type == "apiKey" and scheme.location and scheme.param_name
     }
+
+
+def slot_schemes(schemes: Mapping[str, SecurityScheme]) -> dict[tuple[str, str], str]:
+    """``(location, name)`` of each credential slot -> the first apiKey scheme that fills it."""
+    found: dict[tuple[str, str], str] = {}
+    for scheme_name, scheme in schemes.items():
+        if scheme.type == "apiKey" and scheme.location and scheme.param_name:
+            found.setdefault((scheme.location, slot_key(scheme.location, scheme.param_name)), scheme_name)
+    return found
+
+
+def slot_binding(schemes: Mapping[str, SecurityScheme], location: str, name: str) -> BoundValue | None:
+    """The credential that fills a declared parameter in a credential slot, or None (not a slot)."""
+    scheme_name = slot_schemes(schemes).get((location, slot_key(location, name)))
+    if scheme_name is None:
+        return None
+    var = next((v.name for v in schemes[scheme_name].env if v.role == "value"), None)
+    return BoundValue(env=var, scheme=scheme_name) if var else None
 
 
 def slot_names(schemes: Mapping[str, SecurityScheme], location: str) -> tuple[str, ...]:

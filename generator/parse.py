@@ -24,6 +24,7 @@ from generator import bindings as bind_config
 from generator import longrunning, naming
 from generator.bodies import FILE_PATTERN as FILE_PATTERN  # re-exported: tests and callers import it from here
 from generator.bodies import request_body as _body
+from generator.credential_notes import config_security_issues
 from generator.ir import Api, Operation
 from generator.issues import Issue, Level
 from generator.options import MAX_NAME_LENGTH_LIMIT, GenerateOptions
@@ -74,7 +75,11 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
     ctx = _Context(document, options, source_name, SchemaConverter(document), {}, level)
     for problem in bind_problems:
         ctx.warn("config: bind", problem)
+    ctx.static_headers, header_problems = bind_config.static_headers(options.headers)
+    ctx.issues.extend(Issue(Level.ERROR, "config: headers", problem) for problem in header_problems)
     ctx.schemes = security_schemes(ctx, env_prefix)
+    if options.security is not None:
+        ctx.issues.extend(config_security_issues("config: security", options.security, ctx.schemes))
     max_length = _max_name_length(ctx)
 
     raws = list(_iter_operations(ctx))
@@ -93,8 +98,9 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
             ctx.warn(raw.label, f"skipped: {skip}")
     operations = longrunning.resolve_links(ctx, operations, ctx.cancel_links)
     all_params = [p for op in operations for p in op.params]
-    for key in bind_config.unused(options.bindings, all_params):
-        ctx.warn("config: bind", f"{key!r} names no parameter of any generated operation; ignored")
+    body_fields = [f.wire for op in operations if op.body is not None for f in op.body.bound_fields]
+    for key in bind_config.unused(options.bindings, all_params, body_fields):
+        ctx.warn("config: bind", f"{key!r} names no parameter or body property of any generated operation; ignored")
     server = server_spec(info, options.server, ctx.issues, f"{source_name}: /info")
     return Api(
         name=name,
@@ -108,6 +114,7 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
         issues=tuple(ctx.issues),
         excluded=tuple(excluded),
         server=server,
+        headers=ctx.static_headers,
     )
 
 
@@ -272,6 +279,8 @@ def _convert_operation(
     }
     if inputs.dependent_required:
         arguments["dependentRequired"] = inputs.dependent_required
+    for key in bind_config.unmatched_own(raw.overrides.get("bind"), inputs.bind_matched):
+        ctx.warn(raw.label, f"bind {key!r} names no parameter or body property of this operation; ignored")
     responses, result, wrap, accept = _responses(ctx, raw)
     detected = longrunning.detect(ctx, raw)
     if detected is not None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge import json_pointer as jsonpointer
-from bridge.catalogue import SecurityScheme
+from bridge.catalogue import SecurityScheme, StaticHeader
 from generator import naming
 from generator.issues import Issue, Level
 from generator.options import GenerateOptions
@@ -34,6 +34,8 @@ class Context:
     undeclared_schemes: set[str] = field(default_factory=set)
     # Long-running operations' cancel links, by operation label, resolved once all are named.
     cancel_links: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    # The config's `headers:`: sent on every request, so no parameter of that name is an argument.
+    static_headers: tuple[StaticHeader, ...] = ()
 
     def warn(self, where: str, detail: str) -> None:
         self.issues.append(Issue(self.level, where, detail))
@@ -69,6 +71,9 @@ class Inputs:
     needs: set[str] = field(default_factory=set)
     # An optional body's required properties: required as soon as any body field is given.
     dependent_required: dict[str, list[str]] = field(default_factory=dict)
+    # The operation's `bind:` (global merged with its own) and the keys that bound something.
+    bind: dict[str, Any] = field(default_factory=dict)
+    bind_matched: set[str] = field(default_factory=set)
 
 
 def deref(document: Mapping[str, Any], node: Any, what: str) -> Any:

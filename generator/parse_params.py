@@ -2,8 +2,8 @@
 
 Every declared parameter becomes an argument, except the ones OpenAPI itself says to ignore
 (``Accept``, ``Content-Type`` and ``Authorization`` headers), the slot of any apiKey scheme (the
-runtime fills that one in from the environment; see ``generator.param_rules``), query pairs the
-path template fixes, and parameters the config binds (``generator.bindings``).
+runtime fills that one in from the scheme's credential; see ``generator.param_rules``), query
+pairs the path template fixes, and parameters the config binds (``generator.bindings``).
 """
 
 from __future__ import annotations
@@ -43,9 +43,19 @@ def params(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Param, .
     # The operator may bind a credential slot (a scheme the operation does not list), never a
     # header no argument may set nor a pair the template fixes.
     bindable = [p for p in declared if not is_never_an_argument(p["in"], p["name"]) and not _is_fixed(p, fixed)]
+    inputs.bind = bind_config.merged(ctx.options.bindings, raw.overrides.get("bind"))
     binds = bind_config.for_operation(
-        ctx.options.bindings, raw.overrides.get("bind"), bindable, lambda detail: ctx.warn(raw.label, detail)
+        inputs.bind, bindable, lambda detail: ctx.warn(raw.label, detail), inputs.bind_matched
     )
+    static = {header.name.lower(): header.value for header in ctx.static_headers}
+    for node in bindable:  # the operator's static header replaces a declared one
+        if node["in"] == "header" and node["name"].lower() in static:
+            binds[(node["name"], "header")] = static[node["name"].lower()]
+    # A parameter in a credential slot is filled from its scheme's credential on every call.
+    for node in bindable:
+        key = (node["name"], node["in"])
+        if key not in binds and (slot := param_rules.slot_binding(ctx.schemes, node["in"], node["name"])) is not None:
+            binds[key] = slot
     kept = [p for p in declared if (p["name"], p["in"]) in binds or not _is_implicit(p, credentials, fixed)]
     _check_path_variables(template, kept)
     # Names an object parameter's members may never take, per location.
@@ -65,21 +75,38 @@ def params(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Param, .
 
 
 def _merged_params(ctx: _Context, raw: _RawOperation) -> list[dict[str, Any]]:
-    """Path-level parameters, replaced or extended by operation-level ones, keyed by (name, in)."""
+    """Path-level parameters, replaced or extended by operation-level ones, keyed by (name, in).
+
+    A parameter with no name is left out with a warning (the operation keeps the others); a path
+    variable no parameter declares is taken as a required string, with a warning.
+    """
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     op_params = raw.op.get("parameters", [])
     if not isinstance(op_params, list):
         raise _Skip("parameters must be a list")
-    for node in [*raw.path_params, *op_params]:
-        param = _deref(ctx.document, node, "parameter")
-        if not isinstance(param, dict):
-            raise _Skip("a parameter is not an object")
-        name, location = param.get("name"), param.get("in")
-        if not isinstance(name, str) or not name:
-            raise _Skip("a parameter has no name")
-        if location not in PARAM_LOCATIONS:
-            raise _Skip(f"parameter {name!r} has unsupported location {location!r}")
-        merged[(name, location)] = param
+    sources = [("the path item's parameters", raw.path_params), ("parameters", op_params)]
+    for where, nodes in sources:
+        for index, node in enumerate(nodes):
+            param = _deref(ctx.document, node, "parameter")
+            if not isinstance(param, dict):
+                raise _Skip("a parameter is not an object")
+            name, location = param.get("name"), param.get("in")
+            if not isinstance(name, str) or not name:
+                ctx.warn(raw.label, f"{where} [{index}] (in: {location}) has no name; that parameter is left out")
+                continue
+            if location not in PARAM_LOCATIONS:
+                raise _Skip(f"parameter {name!r} has unsupported location {location!r}")
+            merged[(name, location)] = param
+    template, _ = split_template(raw.path)
+    for variable in dict.fromkeys(_PATH_VARIABLE.findall(template)):
+        if (variable, "path") not in merged:
+            ctx.warn(raw.label, f"path variable {{{variable}}} has no path parameter; taken as a required string")
+            merged[(variable, "path")] = {
+                "name": variable,
+                "in": "path",
+                "required": True,
+                "schema": {"type": "string"},
+            }
     return list(merged.values())
 
 

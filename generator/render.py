@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import shlex
 from dataclasses import dataclass
 from typing import Any
 
 import jinja2
+import pydantic
 
-from bridge.catalogue import CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue, stub_entries
+from bridge.catalogue import (
+    CA_BUNDLE_SUFFIX,
+    CATALOGUE_FILE,
+    CATALOGUE_FORMAT,
+    Catalogue,
+    SecurityScheme,
+    ToolEntry,
+    stub_entries,
+)
 from bridge.runtime_requirements import requirements_txt
 from bridge.stubs import STUBS_FILE
 from bridge.version import bridge_version
@@ -46,9 +56,45 @@ def dump_json(value: Any) -> bytes:
     return (json.dumps(value, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+_TOOLS_SLOT = "\x00tools\x00"
+
+
 def catalogue_json(catalogue: Catalogue) -> bytes:
-    data = catalogue.model_dump(mode="json", exclude_defaults=True)
-    return dump_json({"format": CATALOGUE_FORMAT, **data})
+    """``catalogue.json``: exactly :func:`dump_json` of the whole catalogue, written one tool at a time.
+
+    Tools share schema objects in memory (a component used by 400 operations is one dict); dumped
+    whole, every share became a copy at once, and a 400-operation API with deeply nested bodies
+    needed 640 MB for a 64 MB file.
+    """
+    if not catalogue.tools:
+        return dump_json({"format": CATALOGUE_FORMAT, **catalogue.model_dump(mode="json", exclude_defaults=True)})
+    data = catalogue.model_dump(mode="json", exclude_defaults=True, exclude={"tools"})
+    head = dump_json({"format": CATALOGUE_FORMAT, **_with_tools_slot(data)})
+    adapter = _tool_adapter()
+    before, after = head.split(json.dumps(_TOOLS_SLOT).encode())
+    chunks = [before, b"[\n"]
+    for number, tool in enumerate(catalogue.tools):
+        text = json.dumps(adapter.dump_python(tool, mode="json", exclude_defaults=True), indent=1, ensure_ascii=False)
+        chunks.append(b"\n".join(b"  " + line for line in text.encode("utf-8").split(b"\n")))
+        chunks.append(b",\n" if number < len(catalogue.tools) - 1 else b"\n")
+    chunks += [b" ]", after]
+    return b"".join(chunks)
+
+
+def _with_tools_slot(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the slot where the tools go, in the catalogue's field order."""
+    out: dict[str, Any] = {}
+    for name in Catalogue.model_fields:
+        if name == "tools":
+            out["tools"] = _TOOLS_SLOT
+        elif name in data:
+            out[name] = data[name]
+    return out
+
+
+@functools.cache
+def _tool_adapter() -> pydantic.TypeAdapter[ToolEntry]:
+    return pydantic.TypeAdapter(ToolEntry)
 
 
 def manifest_tools(api: Api, catalogue: Catalogue | None = None) -> dict[str, str]:
@@ -117,6 +163,7 @@ def render_package(
     package.files[MANIFEST_FILE] = dump_json(
         {
             "name": api.name,
+            "env_prefix": api.env_prefix,
             "generator": f"mcp-bridge {bridge_version()}",
             "spec": {"source": spec_source, "sha256": spec_sha256},
             # Overlays applied to the spec, in order (only when there are some: older manifests stay as they were).
@@ -148,15 +195,59 @@ def _client_configs(name: str, catalogue: Catalogue, program: str, args: list[st
 
 def _env_vars(catalogue: Catalogue) -> list[tuple[str, str]]:
     rows = [(f"{catalogue.env_prefix}_BASE_URL", "Base URL of the API (overrides the spec's servers)")]
-    for scheme_name, scheme in sorted(catalogue.security_schemes.items()):
-        for var in scheme.env:
-            kind = f"{scheme.type}, {scheme.http_scheme}" if scheme.http_scheme else scheme.type
-            rows.append((var.name, f"`{scheme_name}` ({kind}): {var.role}"))
+    slots: dict[str, list[str]] = {}
     bound: dict[str, list[str]] = {}
     for tool in catalogue.tools:
         for param in tool.binding.params:
             if param.bound is not None and param.bound.env:
-                bound.setdefault(param.bound.env, []).append(f"`{param.wire}` ({param.location})")
+                target = slots if param.bound.scheme else bound
+                target.setdefault(param.bound.env, []).append(f"`{param.wire}` ({param.location})")
+        for field_ in tool.binding.body.bound_fields if tool.binding.body is not None else ():
+            if field_.bound is not None and field_.bound.env:
+                bound.setdefault(field_.bound.env, []).append(f"`{field_.wire}` (body)")
+    for scheme_name, scheme in sorted(catalogue.security_schemes.items()):
+        for var in scheme.env:
+            role = _ROLE_TEXT.get(var.role, var.role)
+            if scheme.type == "oauth2" and var.role == "token" and scheme.token_url:
+                role = "a ready access token (when set, the client credentials are not used)"
+            what = f"`{scheme_name}` ({_scheme_kind(scheme)}): {role}"
+            if var.name in slots:
+                what += "; also fills the parameter " + ", ".join(dict.fromkeys(slots[var.name])) + " wherever declared"
+            rows.append((var.name, what))
     for name, uses in bound.items():
         rows.append((name, "bound parameter " + ", ".join(dict.fromkeys(uses)) + " (a secret)"))
+    for header in catalogue.headers:
+        if header.value.env:
+            rows.append((header.value.env, f"header `{header.name}` sent on every request (a secret)"))
+    rows.append(
+        (
+            f"{catalogue.env_prefix}_{CA_BUNDLE_SUFFIX}",
+            "PEM file of the CAs the API's TLS certificate must chain to (a private CA; default: the system store)",
+        )
+    )
     return rows
+
+
+_ROLE_TEXT = {
+    "value": "the API key",
+    "token": "the token",
+    "username": "user name",
+    "password": "password",
+    "client_id": "client id (client-credentials grant: the bridge fetches and refreshes tokens)",
+    "client_secret": "client secret",
+    "cert_file": "PEM file of the client certificate (with its key, unless the key file is set)",
+    "key_file": "PEM file of the certificate's private key",
+    "key_password": "password of an encrypted private key",
+}
+
+
+def _scheme_kind(scheme: SecurityScheme) -> str:
+    if scheme.type == "apiKey":
+        return f"API key in {scheme.location} `{scheme.param_name}`"
+    if scheme.type == "http":
+        return f"HTTP {scheme.http_scheme}"
+    if scheme.type == "oauth2":
+        return "OAuth2: a ready access token, or client id and secret" if scheme.token_url else "OAuth2 access token"
+    if scheme.type == "openIdConnect":
+        return "OpenID Connect access token"
+    return "mutual TLS client certificate"

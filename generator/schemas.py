@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bridge import json_pointer as jsonpointer
+from generator.bad_defaults import without_bad_examples
 from generator.schema_dialect import fix_exclusive_bounds, make_nullable, merge_siblings
 from generator.schema_keywords import COPY_KEYWORDS, LIST_KEYWORDS, MAP_KEYWORDS, ONE_KEYWORDS, Schema, refs_in
 
@@ -160,6 +161,8 @@ class SchemaConverter:
             out["format"] = "binary"
         self._filter_required(node, out, direction)
         result: Schema = make_nullable(out) if node.get("nullable") is True else out
+        if isinstance(result, dict):
+            without_bad_examples(result)
         return Converted(result, frozenset(needs) if needs else _EMPTY)
 
     def _sub(self, value: Any, direction: Direction, needs: set[str]) -> Schema:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from bridge import json_pointer as jsonpointer
-from bridge.catalogue import EnvVar, SchemeUse, SecurityScheme, ServerSpec, ServerVariable
+from bridge.catalogue import EnvRole, EnvVar, SchemeUse, SecurityScheme, ServerSpec, ServerVariable
+from generator.credential_notes import config_security_issues
 from generator.ir import Operation
+from generator.issues import Issue, Level
 from generator.parse_context import Context as _Context
 from generator.parse_context import RawOperation as _RawOperation
 from generator.parse_context import Skip as _Skip
@@ -22,10 +24,23 @@ _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 def requirements(ctx: _Context, raw: _RawOperation) -> tuple[tuple[SchemeUse, ...], ...]:
     """The operation's ``security``, else the document's; ``{}`` is an anonymous alternative.
 
-    An alternative naming an undeclared scheme cannot be satisfied and is left out (with one
-    warning per scheme); the operation itself is still generated.
+    The config's ``security`` of the operation (``operations: {<id>: {security: ...}}``) wins over
+    the spec's, and the config's top-level ``security`` replaces the document's default. An
+    alternative naming an undeclared scheme cannot be satisfied and is left out (with one warning
+    per scheme); the operation itself is still generated.
     """
-    requirements = raw.op["security"] if "security" in raw.op else ctx.document.get("security", [])
+    if "security" in raw.overrides:
+        requirements = raw.overrides["security"]
+        problems = list(config_security_issues(f"config: {raw.label}: security", requirements, ctx.schemes))
+        if problems:
+            ctx.issues.extend(problems)
+            return ()
+    elif "security" in raw.op:
+        requirements = raw.op["security"]
+    elif ctx.options.security is not None:
+        requirements = ctx.options.security
+    else:
+        requirements = ctx.document.get("security", [])
     if requirements is None:
         return ()
     if not isinstance(requirements, list):
@@ -54,36 +69,56 @@ def _warn_undeclared_scheme(ctx: _Context, scheme: str) -> None:
         ctx.warn(f"{ctx.source_name}: /components/securitySchemes", detail)
 
 
+SCHEME_TYPES = ("apiKey", "http", "oauth2", "openIdConnect", "mutualTLS")
+
+
 def security_schemes(ctx: _Context, prefix: str) -> dict[str, SecurityScheme]:
+    """The document's security schemes, and the ones the config declares (``security_schemes:``,
+    OpenAPI Security Scheme Objects; a config scheme replaces a spec scheme of the same name)."""
     components = ctx.document.get("components")
     nodes = components.get("securitySchemes") if isinstance(components, dict) else None
-    if not isinstance(nodes, dict):
-        return {}
+    found: dict[str, tuple[str, Any, bool]] = {}
+    for name, node in (nodes if isinstance(nodes, dict) else {}).items():
+        found[str(name)] = (
+            f"{ctx.source_name}: {jsonpointer.join('components', 'securitySchemes', name)}",
+            node,
+            False,
+        )
+    for name, node in ctx.options.security_schemes.items():
+        found[str(name)] = (f"config: security_schemes/{name}", node, True)
     schemes: dict[str, SecurityScheme] = {}
     taken: set[str] = set()
-    for name, node in nodes.items():
-        where = f"{ctx.source_name}: {jsonpointer.join('components', 'securitySchemes', name)}"
+    for name, (where, node, configured) in found.items():
         try:
-            scheme = _deref(ctx.document, node, "security scheme")
+            scheme = _deref(ctx.document, node, "security scheme") if not configured else node
         except _Skip as skip:
             ctx.warn(where, str(skip))
             continue
-        if not isinstance(scheme, dict) or scheme.get("type") not in (
-            "apiKey",
-            "http",
-            "oauth2",
-            "openIdConnect",
-            "mutualTLS",
-        ):
+        if configured and (problem := _scheme_problem(scheme)) is not None:
+            # The operator asked for a credential: leaving it out would send calls without it.
+            ctx.issues.append(Issue(Level.ERROR, where, problem))
+            continue
+        if not isinstance(scheme, dict) or scheme.get("type") not in SCHEME_TYPES:
             ctx.warn(where, "unknown security scheme type; operations that use it are skipped")
             continue
-        schemes[str(name)] = _security_scheme(scheme, f"{prefix}_{_env_stem(str(name))}", taken)
+        schemes[name] = _security_scheme(scheme, f"{prefix}_{_env_stem(name)}", taken)
     return schemes
+
+
+def _scheme_problem(node: Any) -> str | None:
+    if not isinstance(node, dict) or node.get("type") not in SCHEME_TYPES:
+        return f"unknown security scheme type (one of {', '.join(SCHEME_TYPES)})"
+    if node["type"] == "apiKey" and not (
+        node.get("in") in ("header", "query", "cookie") and isinstance(node.get("name"), str) and node["name"]
+    ):
+        return "an apiKey scheme needs `in` (header, query or cookie) and `name`"
+    if node["type"] == "http" and not (isinstance(node.get("scheme"), str) and node["scheme"]):
+        return "an http scheme needs `scheme` (bearer, basic, ...)"
+    return None
 
 
 # http schemes a static credential cannot answer (they need a challenge-response exchange).
 _UNSUPPORTED_HTTP = frozenset({"digest", "negotiate", "ntlm", "hoba", "mutual"})
-EnvRole = Literal["value", "token", "username", "password", "client_id", "client_secret"]
 _ENV_SUFFIX: dict[EnvRole, str] = {
     "value": "API_KEY",
     "token": "TOKEN",
@@ -91,6 +126,9 @@ _ENV_SUFFIX: dict[EnvRole, str] = {
     "password": "PASSWORD",
     "client_id": "CLIENT_ID",
     "client_secret": "CLIENT_SECRET",
+    "cert_file": "CERT_FILE",
+    "key_file": "KEY_FILE",
+    "key_password": "KEY_PASSWORD",
 }
 
 
@@ -123,11 +161,16 @@ def _security_scheme(node: Mapping[str, Any], stem: str, taken: set[str]) -> Sec
         return _oauth2(node, description, stem, taken)
     if kind == "openIdConnect":
         return SecurityScheme(type="openIdConnect", description=description, env=_env(stem, ("token",), taken))
-    return SecurityScheme(type="mutualTLS", description=description, supported=False)
+    # The client certificate (PEM; its key in KEY_FILE or in the same file) is presented on the TLS
+    # connection to the API: bridge/tls.py.
+    return SecurityScheme(
+        type="mutualTLS", description=description, env=_env(stem, ("cert_file", "key_file", "key_password"), taken)
+    )
 
 
 def _oauth2(node: Mapping[str, Any], description: str | None, stem: str, taken: set[str]) -> SecurityScheme:
-    """Client credentials: the runtime fetches tokens. Other flows need a user: take a ready token."""
+    """A ready access token (``_TOKEN``) always works, whatever the flows; with a client-credentials
+    flow the runtime can also fetch tokens itself (``_CLIENT_ID`` + ``_CLIENT_SECRET``)."""
     flows = node.get("flows") if isinstance(node.get("flows"), dict) else {}
     assert isinstance(flows, dict)
     scopes = tuple(
@@ -141,7 +184,7 @@ def _oauth2(node: Mapping[str, Any], description: str | None, stem: str, taken: 
     client = flows.get("clientCredentials")
     token_url = client.get("tokenUrl") if isinstance(client, dict) else None
     if isinstance(token_url, str) and token_url:
-        env = _env(stem, ("client_id", "client_secret"), taken)
+        env = _env(stem, ("token", "client_id", "client_secret"), taken)
         return SecurityScheme(type="oauth2", description=description, token_url=token_url, scopes=scopes, env=env)
     return SecurityScheme(type="oauth2", description=description, scopes=scopes, env=_env(stem, ("token",), taken))
 
@@ -166,8 +209,10 @@ def _env(stem: str, roles: Sequence[EnvRole], taken: set[str]) -> tuple[EnvVar, 
 
 
 def used_schemes(schemes: dict[str, SecurityScheme], operations: Sequence[Operation]) -> dict[str, SecurityScheme]:
-    """Only the schemes the generated tools need, in declaration order."""
+    """Only the schemes the generated tools need (in their security requirements, or filling a
+    credential-slot parameter), in declaration order."""
     used = {use.scheme for op in operations for alternative in op.security for use in alternative}
+    used |= {p.bound.scheme for op in operations for p in op.params if p.bound is not None and p.bound.scheme}
     return {name: scheme for name, scheme in schemes.items() if name in used}
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from bridge.catalogue import JsonSchema
 from bridge.result_shape import FIELDS_ARG_NAMES, FIELDS_SCHEMA, MARKER_KEY, page_args
+from bridge.schema_bound import bounded_schema
 from bridge.trim_schema import advertised_schema
 from generator.compact import Compacted, CompactSettings, api_boilerplate, compact_api
 from generator.compact_defs import share_defs
@@ -32,6 +33,8 @@ class ToolShape:
 
     description: str
     input_schema: JsonSchema
+    # What tools/list shows when input_schema is over the bound (bridge/schema_bound.py); None: itself.
+    advertised_input_schema: JsonSchema | None
     output_schema: JsonSchema | None
     fields_arg: str | None  # the argument that selects result fields; None: the tool has none
     page_args: tuple[str, ...]
@@ -59,17 +62,25 @@ def shape_api(api: Api, options: GenerateOptions) -> Shaped:
         for schemas, output in zip(compacted, outputs, strict=True)
     ]
     glossary = shared_arguments(arguments, options.shared_argument_tools) if options.compact else {}
+    inputs = [without_shared(schema, glossary) for schema in arguments]
     tools = tuple(
         ToolShape(
             description=tool_description(op, rules),
-            input_schema=without_shared(schema, glossary),
+            input_schema=input_schema,
+            advertised_input_schema=bounded_schema(input_schema, options.max_input_schema_bytes, _tools_mode_note),
             output_schema=output.schema,
             fields_arg=output.fields_arg,
             page_args=page_args(list(schemas.arguments.get("properties") or {})),
         )
-        for op, schemas, output, schema in zip(api.operations, compacted, outputs, arguments, strict=True)
+        for op, schemas, output, input_schema in zip(api.operations, compacted, outputs, inputs, strict=True)
     )
     return Shaped(tools=tools, shared_arguments=glossary)
+
+
+def _tools_mode_note(path: str) -> str:
+    return (
+        "fields not listed, to keep this tool's schema small; the server checks them and an error names any wrong one"
+    )
 
 
 def _compacted(api: Api, options: GenerateOptions, boilerplate: frozenset[str]) -> tuple[Compacted, ...]:

@@ -44,17 +44,26 @@ _DROPPED_KEYS = frozenset({"description", "examples", "example", "$comment", "de
 Warn = Callable[[str], None]
 
 
-def _strip(node: Any) -> Any:
+def _strip(node: Any, memo: dict[int, tuple[Any, Any]] | None = None) -> Any:
+    """``node`` without descriptions and examples; a dict shared by several tools stays one
+    (stripped) dict, so what follows sees the sharing (``memo``: id -> (node, stripped), the node
+    kept alive so that its id is not reused)."""
+    if memo is None:
+        memo = {}
     if isinstance(node, list):
-        return [_strip(v) for v in node]
+        return [_strip(v, memo) for v in node]
     if not isinstance(node, dict):
         return node
+    done = memo.get(id(node))
+    if done is not None:
+        return done[1]
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key == "properties" and isinstance(value, dict):
-            out[key] = {name: _strip(sub) for name, sub in value.items()}
+            out[key] = {name: _strip(sub, memo) for name, sub in value.items()}
         elif key not in _DROPPED_KEYS:
-            out[key] = _strip(value)
+            out[key] = _strip(value, memo)
+    memo[id(node)] = (node, out)
     return out
 
 
@@ -101,11 +110,12 @@ def _class_bases(entries: Sequence[ToolEntry], functions: Mapping[str, str]) -> 
 
 def _wire_tools(entries: Sequence[ToolEntry], bases: Mapping[str, str]) -> list[dict[str, Any]]:
     tools = []
+    memo: dict[int, tuple[Any, Any]] = {}  # the catalogue's entries share schema dicts
     for entry in entries:
-        tool: dict[str, Any] = {"name": bases[entry.name], "inputSchema": _strip(_input_schema(entry))}
+        tool: dict[str, Any] = {"name": bases[entry.name], "inputSchema": _strip(_input_schema(entry), memo)}
         body = body_schema(entry)
         if body is not None:
-            tool["outputSchema"] = _strip(body)
+            tool["outputSchema"] = _strip(body, memo)
         tools.append(tool)
     return tools
 

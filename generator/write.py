@@ -84,6 +84,17 @@ def _manifest(folder: Path) -> dict[str, object] | None:
     return manifest if isinstance(manifest, dict) else None
 
 
+def recorded_names(folder: Path) -> tuple[str | None, str | None]:
+    """The package name and environment-variable prefix the manifest of the package in ``folder``
+    records (None for each it does not: no package there, or one written before it recorded them)."""
+    manifest = _manifest(folder)
+    if not _is_ours(manifest):
+        return None, None
+    assert manifest is not None
+    name, prefix = manifest.get("name"), manifest.get("env_prefix")
+    return (name if isinstance(name, str) and name else None), (prefix if isinstance(prefix, str) and prefix else None)
+
+
 def _is_ours(manifest: dict[str, object] | None) -> bool:
     return manifest is not None and str(manifest.get("generator", "")).startswith(GENERATOR_MARK)
 

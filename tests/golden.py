@@ -21,6 +21,7 @@ GOLDEN_SPECS = {
     "petstore_tailored": "petstore.yaml",
     "pet_coupons_workflows": "arazzo/pet-coupons.openapi.yaml",
     "jobs": "jobs.yaml",
+    "credential_shapes": "credentials.yaml",
 }
 
 

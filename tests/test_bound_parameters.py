@@ -107,7 +107,8 @@ def test_a_bind_that_names_nothing_or_cannot_be_used_is_a_warning(
     bindings: dict[str, Any], overrides: dict[str, Any], where: str
 ) -> None:
     api = _parse(ONE_OF_EACH, bindings, overrides)
-    assert [(i.level, i.where) for i in api.issues] == [(Level.WARNING, where)]
+    # (The unbound `Token` header also draws the secret-named-argument warning.)
+    assert [(i.level, i.where) for i in api.issues if i.where != "arguments"] == [(Level.WARNING, where)]
     (op,) = api.operations
     assert "q" in op.arguments["properties"]  # nothing was bound
 

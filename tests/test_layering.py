@@ -27,6 +27,8 @@ CONTRACT = (
     "bridge.path_template",
     "bridge.result_shape",
     "bridge.trim_schema",
+    "bridge.schema_bound",
+    "bridge.formats",
     "bridge.trim_fields",
     "bridge.json_pointer",
     "bridge.runtime_requirements",

@@ -170,7 +170,7 @@ def test_json_schema_2020_12_conditionals_are_enforced() -> None:
     assert str(info.value) == (
         'Invalid arguments for tool "t":\n'
         "address.city: Invalid input: expected string, received number\n"
-        "phone: Invalid input: expected string, received undefined"
+        'phone: phone is required when contactMethod is "phone"'  # the `if` says when (issue 18)
     )
 
 
@@ -196,7 +196,9 @@ def test_unevaluated_properties_are_unrecognized_keys() -> None:
 
 def test_dependent_required_names_the_missing_field() -> None:
     schema = {"type": "object", "properties": {"b": {"type": "string"}}, "dependentRequired": {"a": ["b"]}}
-    assert _message(schema, {"a": 1}) == (
+    # Says why it is needed (issue 18: "PhoneNumber is required when Body is given").
+    assert _message(schema, {"a": 1}) == 'Invalid arguments for tool "t":\nb: b is required when a is given'
+    assert _message({**schema, "required": ["b"]}, {}) == (
         'Invalid arguments for tool "t":\nb: Invalid input: expected string, received undefined'
     )
 

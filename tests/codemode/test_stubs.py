@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import keyword
 import logging
 from typing import Any
@@ -269,3 +270,37 @@ def test_paging_is_in_the_stub_even_when_nothing_could_be_typed(monkeypatch: pyt
     source = index.function("list_charges") or ""
     # the Python names a program passes, and the field that says there is more
     assert "Pages: arguments limit, starting_after; next page: has_more." in source
+
+
+def _tabbed(name: str) -> ToolEntry:
+    """A tool whose compacted schema keeps its repeated shapes in its own `$defs`, one of them recursive."""
+    tab = {"type": "object", "properties": {"x": {"type": "integer"}, "label": {"type": "string"}}}
+    recipient = {
+        "type": "object",
+        "properties": {"tabs": {"type": "array", "items": {"$ref": "#/$defs/Tab"}}, "signer": {"$ref": "#/$defs/Tab"}},
+    }
+    node = {
+        "type": "object",
+        "properties": {"value": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+    }
+    schema = {
+        "type": "object",
+        "properties": {
+            "recipients": {"type": "array", "items": {"$ref": "#/$defs/Recipient"}},
+            "cc": {"$ref": "#/$defs/Recipient"},
+            "tree": {"$ref": "#/$defs/Node"},
+        },
+        "$defs": {"Tab": tab, "Recipient": recipient, "Node": node},
+    }
+    return dataclasses.replace(entry(name), input_schema=schema)
+
+
+def test_shapes_in_each_tools_own_defs_become_one_class_for_the_whole_api() -> None:
+    source = render_stubs([_tabbed(f"op{i}") for i in range(30)])
+    classes = [n.name for n in ast.parse(source).body if isinstance(n, ast.ClassDef)]
+    # One Tab and one Recipient for thirty tools (they were once numbered Tab, Tab2, ... Tab30).
+    assert len([c for c in classes if c.startswith("Tab")]) == 1
+    assert len([c for c in classes if c.startswith("Recipient")]) == 1
+    index = StubIndex.parse(source)
+    subset = index.subset(["op7"])
+    assert "class Op7Input" in subset and "recipients" in subset and "children" in subset

@@ -139,11 +139,33 @@ paths:
     ]
 
 
-def test_missing_path_parameter_skips_the_operation_with_a_warning() -> None:
+def test_an_undeclared_path_variable_is_a_required_string_with_a_warning() -> None:
     api = parse("paths: {'/a/{id}': {get: {responses: {}}}, /b: {get: {responses: {}}}}")
-    assert [op.label for op in api.operations] == ["GET /b"]
+    assert [op.label for op in api.operations] == ["GET /a/{id}", "GET /b"]
     assert [(i.level, i.where) for i in api.issues] == [(Level.WARNING, "GET /a/{id}")]
     assert "{id}" in api.issues[0].detail
+    (param,) = api.operations[0].params
+    assert (param.wire_name, param.location, param.required, param.schema) == (
+        "id",
+        "path",
+        True,
+        {"type": "string", "minLength": 1},
+    )
+
+
+def test_a_parameter_with_no_name_is_left_out_and_the_operation_kept() -> None:
+    api = parse(
+        "paths: {'/p/{id}': {parameters: [{in: path, name: id, required: true, schema: {type: string}}], "
+        "get: {parameters: [{in: header, name: V, schema: {type: string}}, {in: header, name: '', schema: {}}, "
+        "{in: query, schema: {}}], responses: {}}}}"
+    )
+    (op,) = api.operations
+    assert [p.wire_name for p in op.params] == ["id", "V"]
+    details = [i.detail for i in api.issues]
+    assert details == [
+        "parameters [1] (in: header) has no name; that parameter is left out",
+        "parameters [2] (in: query) has no name; that parameter is left out",
+    ]
 
 
 def test_strict_turns_warnings_into_errors() -> None:
@@ -690,9 +712,14 @@ def test_security_schemes_get_environment_variable_names() -> None:
     assert schemes["oauth"].env == (EnvVar(role="token", name="SWAGGER_PETSTORE_OAUTH_TOKEN"),)
     assert schemes["oauth"].scopes == ("read", "write")
     assert schemes["machine"].token_url == "https://a/token"
-    assert [e.role for e in schemes["machine"].env] == ["client_id", "client_secret"]
+    # A ready token works for every OAuth2 scheme, whatever its flows.
+    assert [e.role for e in schemes["machine"].env] == ["token", "client_id", "client_secret"]
     assert schemes["oidc"].supported and schemes["oidc"].env[0].role == "token"
-    assert not schemes["mtls"].supported and schemes["mtls"].env == ()
+    assert schemes["mtls"].supported and [e.name for e in schemes["mtls"].env] == [
+        "SWAGGER_PETSTORE_MTLS_CERT_FILE",
+        "SWAGGER_PETSTORE_MTLS_KEY_FILE",
+        "SWAGGER_PETSTORE_MTLS_KEY_PASSWORD",
+    ]
 
 
 def test_security_requirements_become_alternatives() -> None:

@@ -33,6 +33,7 @@ import functools
 import gzip
 import json
 import socket
+import ssl
 import struct
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -59,6 +60,8 @@ class Attempt:
     client_closed_early: bool = False
     """The client closed the connection before the server finished its answer."""
     bytes_sent: int = 0
+    peer_cert: dict[str, Any] | None = None
+    """HTTPS: the client certificate the TLS handshake verified (None: none was presented)."""
 
     @property
     def path(self) -> str:
@@ -180,7 +183,14 @@ Script = Fault | Callable[[Attempt], Fault]
 class FaultServer:
     """The server; an async context manager (see the module docstring)."""
 
-    def __init__(self, *script: Script, lifetime: float = DEFAULT_LIFETIME, host: str = HOST, port: int = 0) -> None:
+    def __init__(
+        self,
+        *script: Script,
+        lifetime: float = DEFAULT_LIFETIME,
+        host: str = HOST,
+        port: int = 0,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
         if host != HOST:
             raise ValueError("the fault server only listens on 127.0.0.1")
         self.script = script or (Fault.ok(),)
@@ -194,12 +204,13 @@ class FaultServer:
         self._stopper: asyncio.TimerHandle | None = None
         self._changed: asyncio.Event | None = None
         self.connections = 0
+        self.tls = tls  # HTTPS: the server's SSL context (it may require a client certificate)
 
     # ------------------------------------------------------------------------------ lifecycle
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.tls is not None else 'http'}://{self.host}:{self.port}"
 
     @property
     def count(self) -> int:
@@ -207,7 +218,7 @@ class FaultServer:
 
     async def __aenter__(self) -> FaultServer:
         self._changed = asyncio.Event()
-        self._server = await asyncio.start_server(self._handle, self.host, self.port, limit=_MAX_HEAD)
+        self._server = await asyncio.start_server(self._handle, self.host, self.port, limit=_MAX_HEAD, ssl=self.tls)
         self.port = self._server.sockets[0].getsockname()[1]
         self._stopper = asyncio.get_running_loop().call_later(self.lifetime, self._stop_now)
         return self
@@ -269,6 +280,7 @@ class FaultServer:
             attempt = await self._read_request(reader)
             if attempt is None:
                 return
+            attempt.peer_cert = writer.get_extra_info("peercert")
             self.attempts.append(attempt)
             self._notify()
             fault = self._next(attempt)

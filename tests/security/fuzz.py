@@ -33,6 +33,7 @@ with atheris.instrument_imports(include=["bridge", "generator"]):
     from generator.load import SpecError, load_document_text
     from generator.options import GenerateOptions
     from tests.golden import GENERATED_DIR
+    from tests.security.operations import bound_env
 
 BASE = httpx.URL("http://upstream.test:8080/base")
 MAX_SPEC_BYTES = 64 * 1024
@@ -68,7 +69,7 @@ def fuzz_request(data: bytes) -> None:
     fdp = atheris.FuzzedDataProvider(data)
     entry = fdp.PickValueInList(ENTRIES)
     try:
-        request = build_request(entry.binding, _arguments(fdp, entry), base_url=BASE)
+        request = build_request(entry.binding, _arguments(fdp, entry), base_url=BASE, bound=bound_env(entry.binding))
     except InvalidArgumentsError:
         return
     url = httpx.URL(str(request.url))

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from bridge.catalogue import ToolEntry
+from bridge.catalogue import HttpBinding, ToolEntry
 from bridge.errors import InvalidArgumentsError
 from bridge.json_pointer import resolve
 from bridge.package import load_catalogue
@@ -110,6 +110,15 @@ def all_operations() -> tuple[tuple[str, ToolEntry], ...]:
     return tuple((source, entry) for source, entry in found if base_args(entry) is not None)
 
 
+def bound_env(binding: HttpBinding) -> dict[str, str]:
+    """A value for every environment variable the binding's bound parameters and body properties
+    read (credential slots included), so requests can be built as a configured server builds them."""
+    names = [p.bound.env for p in binding.params if p.bound is not None and p.bound.env]
+    if binding.body is not None:
+        names += [f.bound.env for f in binding.body.bound_fields if f.bound is not None and f.bound.env]
+    return dict.fromkeys(names, "bound-value-1234")
+
+
 def base_args(entry: ToolEntry) -> dict[str, Any] | None:
     """Arguments that build a request for ``entry`` (None when no simple choice does)."""
     binding = entry.binding
@@ -121,7 +130,7 @@ def base_args(entry: ToolEntry) -> dict[str, Any] | None:
             for field in binding.body.fields:
                 args[field.arg] = SAFE_TEXT
         try:
-            build_request(binding, args, base_url=BASE)
+            build_request(binding, args, base_url=BASE, bound=bound_env(binding))
         except InvalidArgumentsError:
             continue
         return args

@@ -21,7 +21,7 @@ from bridge.errors import InvalidArgumentsError
 from bridge.path_template import split_template
 from bridge.request import PreparedRequest, build_request
 from bridge.styles import serialize_cookie, serialize_query
-from tests.security.operations import BASE, all_apis, base_args
+from tests.security.operations import BASE, all_apis, base_args, bound_env
 
 Slots = frozenset[tuple[str, str]]
 
@@ -124,7 +124,7 @@ def test_no_argument_value_adds_a_query_or_cookie_name_the_operation_does_not_de
         if param.location in ("query", "cookie") and param.bound is None and data.draw(st.booleans()):
             args[param.arg] = data.draw(_value(names), label=param.arg)
     try:
-        request = build_request(entry.binding, args, base_url=BASE, operation=source)
+        request = build_request(entry.binding, args, base_url=BASE, operation=source, bound=bound_env(entry.binding))
     except InvalidArgumentsError:
         return
     _check_names(entry, slots, request, args)

@@ -30,7 +30,7 @@ from bridge.styles import has_dot_component, is_dot_segment
 from bridge.upstream import Upstream
 from tests.security.fault_server import Fault, FaultServer
 from tests.security.harness import ENV, SECRET, bridge_client, hardening_catalogue, result_text
-from tests.security.operations import BASE, NASTY, all_operations, base_args, string_args
+from tests.security.operations import BASE, NASTY, all_operations, base_args, bound_env, string_args
 
 pytestmark = pytest.mark.anyio
 
@@ -152,7 +152,9 @@ def test_any_path_argument_keeps_segment_count_and_origin_over_golden_and_corpus
     assert args is not None
     args[arg] = value
     try:
-        request = build_request(entry.binding, args, base_url=BASE, operation=f"{source}:{entry.operation}")
+        request = build_request(
+            entry.binding, args, base_url=BASE, operation=f"{source}:{entry.operation}", bound=bound_env(entry.binding)
+        )
     except InvalidArgumentsError:
         return
     _check_request(entry, request)
@@ -174,7 +176,9 @@ def test_nasty_path_values_never_change_segments_in_any_operation() -> None:
         assert args is not None
         for value in NASTY:
             try:
-                request = build_request(entry.binding, {**args, arg: value}, base_url=BASE, operation=source)
+                request = build_request(
+                    entry.binding, {**args, arg: value}, base_url=BASE, operation=source, bound=bound_env(entry.binding)
+                )
             except InvalidArgumentsError:
                 refused += 1
                 continue
@@ -201,7 +205,7 @@ def test_no_string_argument_of_any_tool_changes_the_host(data: st.DataObject) ->
     assert args is not None
     args[arg] = value
     try:
-        request = build_request(entry.binding, args, base_url=BASE, operation=source)
+        request = build_request(entry.binding, args, base_url=BASE, operation=source, bound=bound_env(entry.binding))
     except InvalidArgumentsError:
         return
     _check_request(entry, request)
