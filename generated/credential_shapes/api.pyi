@@ -10,6 +10,14 @@ ApiError = OSError
 def api_status(error: BaseException) -> int | None:
     """The HTTP status of an ApiError (None when the call failed without an HTTP answer)."""
 
+from typing import Callable as _Callable, Iterable as _Iterable
+
+def map(function: _Callable[..., Any], iterable: _Iterable[Any], /, *iterables: _Iterable[Any]) -> list[Any]:
+    """Python's map, as a list."""
+
+def filter(function: _Callable[[Any], object] | None, iterable: _Iterable[Any], /) -> list[Any]:
+    """Python's filter, as a list."""
+
 Model: TypeAlias = Any
 
 class GetBoardInput(TypedDict, closed=True):
@@ -38,7 +46,9 @@ async def getBoard(*, id: str) -> GetBoardOutput:
 async def listContacts(*, limit: int = ...) -> ListContactsOutput:
     """List contacts
 
-    GET /contacts (read-only)"""
+    GET /contacts (read-only)
+
+    Pages: arguments limit."""
 
 async def health() -> Any:
     """Health of the internal service
