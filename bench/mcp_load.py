@@ -49,16 +49,17 @@ class Broken(Exception):
 class Results:
     outcomes: dict[str, int] = field(default_factory=dict)
     latencies_ms: list[float] = field(default_factory=list)
-    failures: list[tuple[float, str]] = field(default_factory=list)  # (wall time, outcome)
+    failures: list[tuple[float, str, str]] = field(default_factory=list)  # (wall time started, outcome, route)
     new_sessions: int = 0
     reconnects: int = 0
 
-    def count(self, outcome: str, started: float, elapsed: float) -> None:
+    def count(self, outcome: str, started: float, elapsed: float, session: str | None = None) -> None:
         self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
         if outcome == "ok":
             self.latencies_ms.append(elapsed * 1000)
-        else:
-            self.failures.append((started, outcome))
+        else:  # the route of the session (its worker, when the server names it: "w1.<id>")
+            route = session.partition(".")[0] if session and "." in session else ""
+            self.failures.append((started, outcome, route))
 
 
 class Connection:
@@ -221,13 +222,13 @@ class Client:
                 started_wall, started = time.time(), time.monotonic()
                 outcome = await asyncio.wait_for(self.call(), CALL_TIMEOUT)
             except Broken:
-                self.results.count("lost", started_wall, 0.0)
+                self.results.count("lost", started_wall, 0.0, self.session)
                 self.results.reconnects += 1
                 self.session = None
                 calls += 1
                 continue
             except TimeoutError:
-                self.results.count("timeout", started_wall, 0.0)
+                self.results.count("timeout", started_wall, 0.0, self.session)
                 self.connection.close()
                 self.session = None
                 calls += 1
@@ -244,7 +245,7 @@ class Client:
                 self.results.new_sessions += 1
                 self.session = None  # not counted: nothing ran; the call is sent again in a new session
                 continue
-            self.results.count(outcome, started_wall, time.monotonic() - started)
+            self.results.count(outcome, started_wall, time.monotonic() - started, self.session)
             calls += 1
         self.connection.close()
 
