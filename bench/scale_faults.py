@@ -79,7 +79,16 @@ def run_limit(protocol: str = "session") -> list[LimitRow]:
 
 def limit_table(rows: list[LimitRow]) -> str:
     return md_table(
-        ["limits", "workers", "K (--max-concurrent-calls)", "clients", "upstream peak in flight", "ok", "limited", "other"],
+        [
+            "limits",
+            "workers",
+            "K (--max-concurrent-calls)",
+            "clients",
+            "upstream peak in flight",
+            "ok",
+            "limited",
+            "other",
+        ],
         [
             ["shared (Redis)" if r.shared else "per process", 3, K, LIMIT_CLIENTS, r.peak, r.ok, r.limited, r.other]
             for r in rows
@@ -139,11 +148,26 @@ def run_rolling(protocol: str) -> FaultRow:
 
 def fault_table(rows: list[FaultRow]) -> str:
     return md_table(
-        ["scenario", "protocol", "ok calls", "failed calls", "of them in flight on the worker", "new sessions", "failures"],
         [
-            [r.scenario, r.protocol, r.ok, r.failed, r.failed_in_flight_on_it if r.scenario.startswith("one") else "-",
-             r.new_sessions, json.dumps(r.outcomes) if r.outcomes else "-"]
+            "scenario",
+            "protocol",
+            "ok calls",
+            "failed calls",
+            "of them in flight on the worker",
+            "new sessions",
+            "failures",
+        ],
+        [
+            [
+                r.scenario,
+                r.protocol,
+                r.ok,
+                r.failed,
+                r.failed_in_flight_on_it if r.scenario.startswith("one") else "-",
+                r.new_sessions,
+                json.dumps(r.outcomes) if r.outcomes else "-",
+            ]
             for r in rows
-        ],  # fmt: skip
+        ],
         "llrrrrl",
     )
