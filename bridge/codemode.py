@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RUN_CODE", "RUN_QUERY", "SEARCH", "CodeMode", "code_instructions", "code_registry"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("bridge.codemode")
 
 SEARCH = "search_operations"
 RUN_QUERY = "run_query"

@@ -69,7 +69,7 @@ from bridge.tls import ClientCertificate
 
 __all__ = ["CredentialParts", "Credentials"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("bridge.credentials")
 
 Role = EnvRole
 _SECRET_ROLES: frozenset[str] = frozenset({"value", "token", "password", "client_secret", "key_password"})

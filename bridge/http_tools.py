@@ -44,7 +44,7 @@ from bridge.upstream import Upstream
 
 __all__ = ["HttpRuntime", "HttpSettings", "make_http_tool", "tools_from_catalogue"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("bridge.http_tools")
 
 DEFAULT_TRIM = TrimSettings()
 

@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 
 from bridge.errors import ToolDefinitionError, ToolError
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("bridge.tools")
 
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 

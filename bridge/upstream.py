@@ -57,7 +57,7 @@ from bridge.stateless_client import StatelessClient
 
 __all__ = ["Upstream", "UpstreamResponse"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("bridge.upstream")
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 

@@ -33,7 +33,7 @@ from generator.pytext import docstring
 
 __all__ = ["STUBS_HEADER", "body_schema", "render_stubs", "stubs_with_warnings"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("generator.stubs")
 
 STUBS_HEADER = (
     '"""Typed stubs of the API for code mode (mcp-bridge serve --mode code); generated, do not edit."""\n\n'

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FollowSettings", "OperationFailed", "OperationPending", "Pending", "status_url"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("bridge.longrunning.follow")
 
 STATE_TEXT_CHARS = 64
 

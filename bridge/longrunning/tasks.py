@@ -40,7 +40,7 @@ from bridge.tools import ToolContext
 
 __all__ = ["RELATED_TASK_KEY", "TASK_SUPPORT", "TaskRunner"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("bridge.longrunning.tasks")
 
 RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"
 TASK_SUPPORT = {"taskSupport": "optional"}

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["INSTRUCTIONS", "STATUS_TOOL", "OperationTracker"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("bridge.longrunning.tracker")
 
 STATUS_TOOL = "get_operation_status"
 INSTRUCTIONS = (

@@ -18,7 +18,7 @@ from bridge.server_info.text import DESCRIPTION_LIMIT, TITLE_LIMIT, first_paragr
 
 __all__ = ["ServerIdentity", "server_identity"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("bridge.server_info.identity")
 
 INSTRUCTIONS_LIMIT = 2000
 """Characters of instructions a package's config may set."""

@@ -32,7 +32,7 @@ from bridge.workflows.evaluate import MISSING, EvaluationError, Response, Scope,
 
 __all__ = ["MAX_DEPTH", "MAX_RETRIES", "MAX_STEPS", "WorkflowError", "WorkflowRunner"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("bridge.workflows.runner")
 
 MAX_STEPS = 100
 MAX_DEPTH = 8

@@ -25,7 +25,7 @@ from bridge.workflows.runner import WorkflowError, WorkflowRunner
 
 __all__ = ["MAX_SCOPE_ALTERNATIVES", "combined_scopes", "workflow_tools"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("bridge.workflows.tools")
 
 MAX_SCOPE_ALTERNATIVES = 64  # products of alternatives past this keep the smallest sets
 _NO_LIMITS = TrimSettings(max_bytes=None, max_items=None, max_string=None, drop_empty=False)
