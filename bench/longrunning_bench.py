@@ -28,9 +28,9 @@ import httpx
 import mcp_types
 
 from bench.common import StdioPeer, child_env, fmt, md_table, median
+from bridge.calls.longrunning.follow import FollowSettings
 from bridge.confirm.policy import ConfirmSettings
-from bridge.longrunning.follow import FollowSettings
-from bridge.serve import ServeOptions
+from bridge.serving.assemble import ServeOptions
 from tests.longrunning.harness import jobs_client
 from tests.longrunning.jobs_upstream import API_KEY, serve_jobs
 

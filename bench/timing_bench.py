@@ -75,7 +75,7 @@ async def _refused() -> float:
 
 
 async def _endless_program(package: Path) -> float:
-    from bridge.sandbox import SandboxLimits
+    from bridge.modes.sandbox import SandboxLimits
     from tests.codemode.harness import code_client
 
     async with code_client(package, limits=SandboxLimits(wall_seconds=2.0)) as (client, _):

@@ -42,8 +42,8 @@ SKELETON = "# Validation bench\n\nWritten by `python -m bench.validation_bench` 
 
 
 def pattern_rows() -> list[list[str]]:
-    from bridge.errors import InvalidArgumentsError
-    from bridge.validation import ArgumentValidator
+    from bridge.tools.errors import InvalidArgumentsError
+    from bridge.tools.validation import ArgumentValidator
     from tests.bridge.test_patterns import CATASTROPHIC
 
     rows = []

@@ -1,4 +1,4 @@
 """mcp-bridge runtime: serve generated OpenAPI tool packages over MCP.
 
-Importing it changes nothing process-wide; the serve entry point's tuning is in ``bridge.tuning``.
+Importing it changes nothing process-wide; the serve entry point's tuning is in ``bridge.serving.tuning``.
 """

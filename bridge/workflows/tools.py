@@ -14,13 +14,13 @@ from typing import Any
 
 import mcp_types
 
-from bridge.calls import CallContext, current_identity
-from bridge.catalogue import OPERATION_META_KEY, Catalogue, WorkflowEntry
-from bridge.http_tools import HttpRuntime, _annotations
-from bridge.results import OutputCheck, redact_json
-from bridge.scopes import Requirement
-from bridge.tools import Tool, ToolContext, ToolRegistry
-from bridge.trim import TrimSettings, trim_result
+from bridge.calls.http_tools import HttpRuntime, _annotations
+from bridge.calls.operation import CallContext, current_identity
+from bridge.contract.catalogue import OPERATION_META_KEY, Catalogue, WorkflowEntry
+from bridge.identity.scopes import Requirement
+from bridge.results.tool_result import OutputCheck, redact_json
+from bridge.results.trim import TrimSettings, trim_result
+from bridge.tools.registry import Tool, ToolContext, ToolRegistry
 from bridge.workflows.runner import WorkflowError, WorkflowRunner
 
 __all__ = ["MAX_SCOPE_ALTERNATIVES", "combined_scopes", "workflow_tools"]

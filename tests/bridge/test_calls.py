@@ -8,9 +8,9 @@ from typing import Any
 import anyio
 import pytest
 
-from bridge.calls import ApiError, CallContext, OperationCall
-from bridge.errors import CredentialsError, InvalidArgumentsError, UpstreamTimeout
-from bridge.tools import ToolContext
+from bridge.calls.operation import ApiError, CallContext, OperationCall
+from bridge.tools.errors import CredentialsError, InvalidArgumentsError, UpstreamTimeout
+from bridge.tools.registry import ToolContext
 from tests.bridge.fake_upstream import FakeUpstream, Recorded, Reply, runtime_for
 from tests.bridge.test_http_tools import ENV, SECRET, SPEC, catalogue
 

@@ -8,10 +8,10 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from bridge.content import audio, error_result, image, link, resource, text, to_call_result
-from bridge.errors import ToolError
-from bridge.server import build_server
-from bridge.tools import ToolContext, ToolRegistry
+from bridge.server.handlers import build_server
+from bridge.tools.content import audio, error_result, image, link, resource, text, to_call_result
+from bridge.tools.errors import ToolError
+from bridge.tools.registry import ToolContext, ToolRegistry
 
 PNG = b"\x89PNG\r\n\x1a\n\x00"
 PNG_B64 = base64.b64encode(PNG).decode()

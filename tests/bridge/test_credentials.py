@@ -10,11 +10,11 @@ from urllib.parse import parse_qs
 import anyio
 import pytest
 
-from bridge.catalogue import SchemeUse, SecurityScheme
-from bridge.credentials import Credentials
-from bridge.errors import CredentialsError, UpstreamStatusError
-from bridge.http_tools import make_http_tool
-from bridge.tools import ToolContext
+from bridge.calls.http_tools import make_http_tool
+from bridge.contract.catalogue import SchemeUse, SecurityScheme
+from bridge.secrets.credentials import Credentials
+from bridge.tools.errors import CredentialsError, UpstreamStatusError
+from bridge.tools.registry import ToolContext
 from tests.bridge.fake_upstream import (
     BASE_URL,
     FakeUpstream,

@@ -13,13 +13,13 @@ import mcp_types
 import pytest
 from mcp import Client
 
-from bridge.catalogue import OPERATION_META_KEY, Catalogue, ToolEntry
-from bridge.discovery import ANNOTATIONS_META_KEY, CALL, DESCRIBE, SEARCH
-from bridge.http_tools import HttpRuntime
-from bridge.package import load_catalogue
-from bridge.serve import build_bridge_server, build_registry
+from bridge.calls.http_tools import HttpRuntime
+from bridge.contract.catalogue import OPERATION_META_KEY, Catalogue, ToolEntry
+from bridge.modes.discovery import ANNOTATIONS_META_KEY, CALL, DESCRIBE, SEARCH
+from bridge.serving.assemble import build_bridge_server, build_registry
+from bridge.serving.package import load_catalogue
 from generator.generate import generate
-from generator.load import load_spec
+from generator.load.spec import load_spec
 from generator.options import GenerateOptions
 from tests.bridge.fake_upstream import FakeUpstream, Recorded, Reply, make_reply
 from tests.golden import GENERATED_DIR, GOLDEN_SPECS, spec_path
@@ -246,7 +246,7 @@ async def test_shared_argument_descriptions_come_back_in_describe() -> None:
 
 
 def test_serving_without_output_schemas_strips_them_from_every_tool() -> None:
-    from bridge.serve import without_output_schemas
+    from bridge.serving.assemble import without_output_schemas
 
     catalogue = without_output_schemas(load_catalogue(GENERATED_DIR / "petstore"))
     assert all(entry.output_schema is None for entry in catalogue.tools)

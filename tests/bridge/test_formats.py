@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge.argument_size import DEFAULT_MAX_ARGUMENT_BYTES, ArgumentsTooLargeError, argument_bytes
-from bridge.errors import InvalidArgumentsError
-from bridge.formats import is_base64_file
-from bridge.request import decode_file
-from bridge.validation import ArgumentValidator
+from bridge.contract.formats import is_base64_file
+from bridge.request.build import decode_file
+from bridge.tools.argument_size import DEFAULT_MAX_ARGUMENT_BYTES, ArgumentsTooLargeError, argument_bytes
+from bridge.tools.errors import InvalidArgumentsError
+from bridge.tools.validation import ArgumentValidator
 
 # The regex generated packages used to carry for file arguments: the oracle of what they take.
 FILE_PATTERN = (
@@ -135,8 +135,8 @@ async def test_the_server_refuses_oversized_arguments_with_a_tool_error_and_neve
     import mcp_types
     from mcp import Client
 
-    from bridge.server import build_server
-    from bridge.tools import Tool, ToolContext, ToolRegistry
+    from bridge.server.handlers import build_server
+    from bridge.tools.registry import Tool, ToolContext, ToolRegistry
 
     ran: list[dict[str, Any]] = []
 
@@ -156,7 +156,7 @@ async def test_the_server_refuses_oversized_arguments_with_a_tool_error_and_neve
 
 
 def test_the_cli_default_cap_is_the_validation_default() -> None:
-    from bridge.cli_serve import serve
+    from bridge.cli.serve import serve
 
     (option,) = [p for p in serve.params if p.name == "max_argument_bytes"]
     assert option.default == DEFAULT_MAX_ARGUMENT_BYTES

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from bridge.serve import ServeOptions, build_bridge_server, build_registry, build_runtime, load_target
+from bridge.serving.assemble import ServeOptions, build_bridge_server, build_registry, build_runtime, load_target
 from tests.golden import GENERATED_DIR, ROOT
 
 HOOKS = """
-from bridge.tools import Tool
+from bridge.tools.registry import Tool
 
 
 def register(registry, runtime):

@@ -9,10 +9,12 @@ import httpx
 import mcp_types
 import pytest
 
-from bridge.base_url import ConfigurationError
-from bridge.catalogue import OPERATION_META_KEY
-from bridge.credentials import CredentialParts
-from bridge.errors import (
+from bridge.calls.http_tools import HttpRuntime, HttpSettings, make_http_tool, tools_from_catalogue
+from bridge.contract.catalogue import OPERATION_META_KEY
+from bridge.request.base_url import ConfigurationError
+from bridge.request.build import build_request
+from bridge.secrets.credentials import CredentialParts
+from bridge.tools.errors import (
     CredentialsError,
     InvalidArgumentsError,
     ResponseTooLarge,
@@ -20,10 +22,8 @@ from bridge.errors import (
     UpstreamStatusError,
     UpstreamTimeout,
 )
-from bridge.http_tools import HttpRuntime, HttpSettings, make_http_tool, tools_from_catalogue
-from bridge.request import build_request
-from bridge.tools import ToolContext, ToolRegistry
-from bridge.upstream import Upstream
+from bridge.tools.registry import ToolContext, ToolRegistry
+from bridge.upstream.client import Upstream
 from tests.bridge.fake_upstream import (
     BASE_URL,
     FakeUpstream,

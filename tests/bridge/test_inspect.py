@@ -10,10 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from bench.tokens import ensure_tokenizer
-from bridge import tokens
-from bridge.cli import cli
-from bridge.inspect import inspect_target
-from bridge.tokens import ESTIMATE_CHARS_PER_TOKEN, RANK_FILES, load_counter, rank_file_from_npm
+from bridge.cli import cli, tokens
+from bridge.cli.costs import inspect_target
+from bridge.cli.tokens import ESTIMATE_CHARS_PER_TOKEN, RANK_FILES, load_counter, rank_file_from_npm
 from tests.golden import GENERATED_DIR, ROOT, spec_path
 
 PETSTORE = str(GENERATED_DIR / "petstore")
@@ -26,7 +25,7 @@ def _no_tiktoken_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     """Counts in these tests do not depend on what the machine has cached."""
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
     monkeypatch.delenv("MCP_BRIDGE_TIKTOKEN_DIR", raising=False)
-    monkeypatch.setattr("bridge.tokens.SOURCE_TREE_DIRS", ())
+    monkeypatch.setattr("bridge.cli.tokens.SOURCE_TREE_DIRS", ())
 
 
 def test_inspect_lists_every_tool_with_annotations_and_costs() -> None:
@@ -140,7 +139,7 @@ def test_generate_without_output_schemas_gives_no_output_schema_and_no_fields(tm
 
 def test_inspect_counts_exactly_with_the_checkouts_tokenizer_and_no_option(monkeypatch: pytest.MonkeyPatch) -> None:
     assert ensure_tokenizer() in CHECKOUT_DIRS  # where the tests and benchmarks install it
-    monkeypatch.setattr("bridge.tokens.SOURCE_TREE_DIRS", CHECKOUT_DIRS)
+    monkeypatch.setattr("bridge.cli.tokens.SOURCE_TREE_DIRS", CHECKOUT_DIRS)
     data = json.loads(CliRunner().invoke(cli, ["inspect", PETSTORE, "--json"]).output)
     assert data["exact"] is True and "npm" in data["counter"]
 

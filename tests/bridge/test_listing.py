@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge.listing import body, field_names, listing, next_page_fields, paging_note, shape_line
+from bridge.contract.listing import body, field_names, listing, next_page_fields, paging_note, shape_line
 
 OBJ = {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}}, "required": ["name"]}
 

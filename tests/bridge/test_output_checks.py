@@ -1,7 +1,7 @@
 """One output check for every tool: generated HTTP tools and hand-written tools answer alike.
 
 Before, HTTP tools checked answers with plain jsonschema (Python's re, no fallback) and
-hand-written tools with bridge.validation: an output schema with ``patternProperties:
+hand-written tools with bridge.tools.validation: an output schema with ``patternProperties:
 {"^\\p{L}+$": ...}`` turned every successful HTTP call into "failed unexpectedly".
 """
 
@@ -15,14 +15,14 @@ from typing import Any
 import mcp_types
 import pytest
 
-from bridge.content import to_call_result
-from bridge.errors import InvalidArgumentsError, ToolError
-from bridge.http_tools import tools_from_catalogue
-from bridge.package import load_catalogue
-from bridge.results import OutputCheck
-from bridge.schema_messages import resolve_local
-from bridge.tools import ToolContext
-from bridge.validation import MAX_CACHED_VALIDATORS, VALIDATORS, ArgumentValidator, check_output
+from bridge.calls.http_tools import tools_from_catalogue
+from bridge.results.tool_result import OutputCheck
+from bridge.serving.package import load_catalogue
+from bridge.tools.content import to_call_result
+from bridge.tools.errors import InvalidArgumentsError, ToolError
+from bridge.tools.registry import ToolContext
+from bridge.tools.schema_messages import resolve_local
+from bridge.tools.validation import MAX_CACHED_VALIDATORS, VALIDATORS, ArgumentValidator, check_output
 from tests.bridge.fake_upstream import FakeUpstream, catalogue_from_spec, entry_from_spec, runtime_for
 
 ROOT = Path(__file__).resolve().parents[2]

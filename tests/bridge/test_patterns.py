@@ -1,4 +1,4 @@
-"""Spec patterns run in time linear in the value, with ECMA-262 meaning (bridge/patterns.py)."""
+"""Spec patterns run in time linear in the value, with ECMA-262 meaning (bridge/contract/expressions/patterns.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge.errors import InvalidArgumentsError
-from bridge.patterns import compiled_pattern
-from bridge.validation import ArgumentValidator, check_output
+from bridge.contract.expressions.patterns import compiled_pattern
+from bridge.tools.errors import InvalidArgumentsError
+from bridge.tools.validation import ArgumentValidator, check_output
 
 # Patterns that backtrack exponentially (or polynomially) in Python's re, each with a value that
 # makes them do it: a long run that almost matches, then a character that breaks the match.
@@ -86,7 +86,7 @@ def test_catastrophic_keys_of_pattern_properties_match_linearly_too(pattern: str
 _ATOMS = st.sampled_from(
     [
         *("a", "b", "c", "0", "[ab]", "[^a]", "[a-c0-9]", r"\d", r"\w", r"\s", ".", r"\.", "-"),
-        # ECMA-262 (Annex B) spellings the Rust engines refuse, respelled by bridge.patterns
+        # ECMA-262 (Annex B) spellings the Rust engines refuse, respelled by bridge.contract.expressions.patterns
         *("{", "}", "[[]", r"\0", r"[\b]", "[{}]"),
     ]
 )

@@ -5,8 +5,8 @@ import logging
 
 import pytest
 
-from bridge.response_check import ResponseContract
-from generator.load import load_spec
+from bridge.results.response_check import ResponseContract
+from generator.load.spec import load_spec
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +41,8 @@ def test_check_logs_mismatches_without_raising(contract: ResponseContract, caplo
 async def test_validate_responses_logs_a_mismatch_and_the_call_still_answers(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from bridge.http_tools import HttpRuntime, make_http_tool
-    from bridge.tools import ToolContext
+    from bridge.calls.http_tools import HttpRuntime, make_http_tool
+    from bridge.tools.registry import ToolContext
     from generator.generate import build_catalogue
     from generator.options import GenerateOptions
     from tests.bridge.fake_upstream import FakeUpstream

@@ -19,12 +19,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from bridge.catalogue import Catalogue, HttpBinding, ParamBinding
-from bridge.content import to_call_result
-from bridge.results import OutputCheck, response_to_result, status_error
-from bridge.server import build_server
-from bridge.tools import Tool, ToolContext, ToolRegistry
-from bridge.upstream import UpstreamResponse
+from bridge.contract.catalogue import Catalogue, HttpBinding, ParamBinding
+from bridge.results.tool_result import OutputCheck, response_to_result, status_error
+from bridge.server.handlers import build_server
+from bridge.tools.content import to_call_result
+from bridge.tools.registry import Tool, ToolContext, ToolRegistry
+from bridge.upstream.client import UpstreamResponse
 from tests.security.fault_server import Fault, FaultServer
 from tests.security.harness import bridge_client, catalogue_of
 

@@ -1,4 +1,4 @@
-"""The quick output check (bridge.schema_fast) says yes only where the full validator finds nothing.
+"""The quick output check (bridge.tools.schema_fast) says yes only where the full validator finds nothing.
 
 Hypothesis builds schemas from the keywords it covers (booleans schemas and annotations included)
 and values of every JSON type (NaN, infinities, huge and integral numbers, plus a few non-JSON
@@ -18,10 +18,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from bridge.schema_fast import quick_check
-from bridge.schema_messages import format_issues
-from bridge.schema_validators import compile_validator, is_draft_2020_12, run_validator
-from bridge.validation import VALIDATORS, output_issues
+from bridge.tools.schema_fast import quick_check
+from bridge.tools.schema_messages import format_issues
+from bridge.tools.schema_validators import compile_validator, is_draft_2020_12, run_validator
+from bridge.tools.validation import VALIDATORS, output_issues
 
 KEYS = ("a", "b", "_truncated")
 TYPE_NAMES = ("object", "array", "string", "boolean", "null", "number", "integer")

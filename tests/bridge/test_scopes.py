@@ -1,7 +1,7 @@
 """Scope-aware tools: a tool's requirement, whether a token meets it, and what a refusal asks for.
 
-The listing filter (``bridge.server``), the server's call check and the HTTP step-up guard
-(``bridge.step_up.ScopeGuard``) all decide with ``allows``; these properties pin it down against
+The listing filter (``bridge.server.handlers``), the server's call check and the HTTP step-up guard
+(``bridge.identity.step_up.ScopeGuard``) all decide with ``allows``; these properties pin it down against
 a reference written from the OpenAPI rule (security alternatives: any one suffices; within one,
 every scheme's scopes are needed; a scheme that is not the caller's asks nothing of the caller).
 """
@@ -15,9 +15,9 @@ import anyio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge.catalogue import SchemeUse, SecurityScheme
-from bridge.scopes import allows, call_requirement, missing, requirement
-from bridge.step_up import ScopeGuard
+from bridge.contract.catalogue import SchemeUse, SecurityScheme
+from bridge.identity.scopes import allows, call_requirement, missing, requirement
+from bridge.identity.step_up import ScopeGuard
 
 SCHEMES = {
     "oauth": SecurityScheme(type="oauth2"),

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bridge import discovery as discovery_module
-from bridge.discovery import Discovery
-from bridge.package import load_catalogue
-from bridge.search import MAX_TERMS, SearchEntry, SearchIndex, says_deprecated, stem, words
-from bridge.tools import Tool, ToolContext, ToolRegistry
+from bridge.modes import discovery as discovery_module
+from bridge.modes.discovery import Discovery
+from bridge.modes.search import MAX_TERMS, SearchEntry, SearchIndex, says_deprecated, stem, words
+from bridge.serving.package import load_catalogue
+from bridge.tools.registry import Tool, ToolContext, ToolRegistry
 from tests.golden import GENERATED_DIR, GOLDEN_SPECS
 
 WATCH_NOTE = ". deprecated: use the 'watch' parameter with a list operation instead."

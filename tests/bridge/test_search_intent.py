@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge.search import SearchEntry, SearchIndex, returns_list
-from bridge.search_intent import parse, traits
+from bridge.modes.search import SearchEntry, SearchIndex, returns_list
+from bridge.modes.search_intent import parse, traits
 
 LIST_OF = {"type": "object", "properties": {"data": {"type": "array", "items": {"type": "object"}}}}
 ONE = {"type": "object", "properties": {"data": {"type": "object"}}}
@@ -406,6 +406,6 @@ def test_every_path_style_says_what_it_acts_on(query: str, meant: str) -> None:
 
 
 def test_stop_words_are_dropped_after_stemming_too() -> None:
-    from bridge.search_words import meaningful
+    from bridge.modes.search_words import meaningful
 
     assert meaningful("how many pods does a node have please") == ["pod", "node"]

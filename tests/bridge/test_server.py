@@ -10,12 +10,12 @@ import mcp_types as types
 import pytest
 from mcp import Client, MCPError
 
-import bridge.scrub
-import bridge.server
-from bridge.discovery import CALL, discovery_registry
-from bridge.errors import ToolDefinitionError, ToolError, UpstreamStatusError
-from bridge.server import build_server
-from bridge.tools import Tool, ToolContext, ToolRegistry
+import bridge.secrets.scrub
+import bridge.server.handlers
+from bridge.modes.discovery import CALL, discovery_registry
+from bridge.server.handlers import build_server
+from bridge.tools.errors import ToolDefinitionError, ToolError, UpstreamStatusError
+from bridge.tools.registry import Tool, ToolContext, ToolRegistry
 
 pytestmark = pytest.mark.anyio
 
@@ -100,13 +100,13 @@ async def test_list_tools_sends_every_field(mode: str) -> None:
 
 async def test_tool_list_is_built_once_and_rebuilt_when_the_registry_changes(monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[str] = []
-    wire_data = bridge.server.wire_data
+    wire_data = bridge.server.handlers.wire_data
 
     def counting(tool: Tool) -> dict[str, Any]:
         built.append(tool.name)
         return wire_data(tool)
 
-    monkeypatch.setattr(bridge.server, "wire_data", counting)
+    monkeypatch.setattr(bridge.server.handlers, "wire_data", counting)
 
     async def run(args: dict[str, Any], ctx: ToolContext) -> None:
         return None
@@ -314,7 +314,7 @@ async def test_a_hand_written_tools_error_message_is_redacted() -> None:
         )
 
     def redact(text: str) -> str:  # as Credentials.redact: configured values, then the structural spellings
-        return bridge.scrub.scrub(text.replace("CONFIGURED-SECRET-42", "***"))
+        return bridge.secrets.scrub.scrub(text.replace("CONFIGURED-SECRET-42", "***"))
 
     for kwargs in ({}, {"redact": redact}):
         async with connect(single(run), **kwargs) as client:
@@ -332,7 +332,7 @@ async def test_call_operation_keeps_the_error_rule_of_the_tool_it_calls(internal
     registry = discovery_registry(single(run, name="price", internal=internal))
     async with connect(registry) as client:
         result = await client.call_tool(CALL, {"name": "price", "arguments": {}})
-    expected = bridge.server.UNEXPECTED_ERROR_MESSAGE.format(name=CALL) if generic else "sku ABC-1 is unknown"
+    expected = bridge.server.handlers.UNEXPECTED_ERROR_MESSAGE.format(name=CALL) if generic else "sku ABC-1 is unknown"
     assert (result.is_error, text_of(result)) == (True, expected)
 
 
@@ -346,7 +346,7 @@ async def test_a_bridge_tools_unexpected_exception_is_generic_and_logged(
         async with connect(single(run, name="leaky", internal=True), mode) as client:
             result = await client.call_tool("leaky", {})
     assert result.is_error
-    assert text_of(result) == bridge.server.UNEXPECTED_ERROR_MESSAGE.format(name="leaky")
+    assert text_of(result) == bridge.server.handlers.UNEXPECTED_ERROR_MESSAGE.format(name="leaky")
     [record] = [r for r in caplog.records if r.name.startswith("bridge")]
     assert record.exc_info is not None and isinstance(record.exc_info[1], RuntimeError)
 

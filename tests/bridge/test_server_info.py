@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from bridge.catalogue import IconSpec
-from bridge.serve import ServeOptions, build_bridge_server, build_registry, build_runtime
-from bridge.server_info.icons import MAX_DATA_BYTES, IconError, icon_from_option, icon_from_url
-from bridge.server_info.text import DESCRIPTION_LIMIT, first_paragraph, plain_text
+from bridge.contract.catalogue import IconSpec
+from bridge.contract.icons import MAX_DATA_BYTES, IconError, icon_from_option, icon_from_url
+from bridge.contract.plain_text import DESCRIPTION_LIMIT, first_paragraph, plain_text
+from bridge.serving.assemble import ServeOptions, build_bridge_server, build_registry, build_runtime
 from tests.longrunning.harness import SPEC
 
 MARKUP = st.sampled_from(

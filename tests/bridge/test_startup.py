@@ -6,9 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bridge.credentials import Credentials
-from bridge.package import load_catalogue
-from bridge.startup import base_url_source, startup_lines
+from bridge.secrets.credentials import Credentials
+from bridge.serving.package import load_catalogue
+from bridge.serving.startup import base_url_source, startup_lines
 
 GENERATED = Path(__file__).resolve().parents[2] / "generated"
 PETSTORE = load_catalogue(GENERATED / "petstore")

@@ -58,23 +58,23 @@ def test_the_serve_console_script_imports_no_generator_module() -> None:
 
 # What a tools-mode server without client authentication has no use for (about 4 MB of peak RSS
 # and 60 ms of imports together): code mode's modules, the sandbox, BM25's numpy, PyJWT.
-ONLY_WHEN_USED = ("bridge.codemode", "bridge.stubsource", "pydantic_monty", "numpy", "rank_bm25", "jwt")
+ONLY_WHEN_USED = ("bridge.modes.codemode", "bridge.modes.stubsource", "pydantic_monty", "numpy", "rank_bm25", "jwt")
 
 
 def test_a_tools_mode_server_loads_neither_code_mode_nor_jwt() -> None:
     package = str(GENERATED_DIR / "petstore")
     plain = modules_imported_by([*_console_script(), "serve", package])
-    assert "bridge.server" in plain
+    assert "bridge.server.handlers" in plain
     assert plain.isdisjoint(ONLY_WHEN_USED), sorted(plain & set(ONLY_WHEN_USED))
     code = modules_imported_by([*_console_script(), "serve", package, "--mode", "code"])
-    assert {"bridge.codemode", "bridge.stubsource"} <= code  # the same log does see them when they serve
+    assert {"bridge.modes.codemode", "bridge.modes.stubsource"} <= code  # the same log does see them when they serve
 
 
 PROBE = """
 import json, sys, gc
 before = dict(sys.modules)
 threshold = gc.get_threshold(); enabled = gc.isenabled(); frozen = gc.get_freeze_count()
-import bridge, bridge.serve, bridge.http_tools, bridge.server, bridge.tools
+import bridge, bridge.serving.assemble, bridge.calls.http_tools, bridge.server.handlers, bridge.tools.registry
 changed = sorted(k for k, v in before.items() if sys.modules.get(k) is not v)
 none_entries = sorted(k for k, v in sys.modules.items() if v is None and k not in before)
 print(json.dumps({

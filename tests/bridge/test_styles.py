@@ -9,9 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bridge.catalogue import ParamBinding
-from bridge.errors import InvalidArgumentsError
-from bridge.styles import (
+from bridge.contract.catalogue import ParamBinding
+from bridge.request.styles import (
     encode_value,
     has_dot_component,
     is_dot_segment,
@@ -22,6 +21,7 @@ from bridge.styles import (
     serialize_path,
     serialize_query,
 )
+from bridge.tools.errors import InvalidArgumentsError
 
 BLUE = "blue"
 COLORS = ["blue", "black", "brown"]

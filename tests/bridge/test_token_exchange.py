@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge.errors import CredentialsError
-from bridge.token_exchange import ExchangeSettings, TokenExchanger
+from bridge.identity.token_exchange import ExchangeSettings, TokenExchanger
+from bridge.tools.errors import CredentialsError
 
 TOKEN_URL = "https://as.test/token"
 ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"

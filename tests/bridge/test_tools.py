@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
-from bridge.errors import ToolDefinitionError
-from bridge.tools import Tool, ToolContext, ToolRegistry
+from bridge.tools.errors import ToolDefinitionError
+from bridge.tools.registry import Tool, ToolContext, ToolRegistry
 
 
 async def _noop(args: dict[str, Any], ctx: ToolContext) -> None:

@@ -14,10 +14,10 @@ from mcp import Client, MCPError
 from mcp_types import methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-from bridge.http_tools import HttpRuntime, tools_from_catalogue
-from bridge.package import load_catalogue
-from bridge.server import build_server, modern_wire_data, wire_data, wire_tool
-from bridge.tools import Tool, ToolContext, ToolRegistry
+from bridge.calls.http_tools import HttpRuntime, tools_from_catalogue
+from bridge.server.handlers import build_server, modern_wire_data, wire_data, wire_tool
+from bridge.serving.package import load_catalogue
+from bridge.tools.registry import Tool, ToolContext, ToolRegistry
 from tests.golden import GENERATED_DIR, GOLDEN_SPECS
 
 

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from bridge.formats import FORMAT_CHECKER
-from bridge.trim import (
+from bridge.contract.formats import FORMAT_CHECKER
+from bridge.results.trim import (
     MARKER_KEY,
     MIN_STRING,
     TrimSettings,
@@ -26,10 +26,10 @@ from bridge.trim import (
     page_args,
     trim_result,
 )
-from generator.compact import CompactSettings, compact_api
-from generator.load import load_spec
+from generator.load.spec import load_spec
 from generator.options import GenerateOptions
-from generator.parse import parse_api
+from generator.parse.api import parse_api
+from generator.shape.compact import CompactSettings, compact_api
 from tests.golden import GOLDEN_SPECS, spec_path
 
 NO_LIMITS = TrimSettings(max_bytes=None, max_items=None, max_string=None, drop_empty=False)
@@ -628,7 +628,7 @@ def _items_catalogue(tmp_path: Path, **options: Any) -> Any:
 
 
 def test_x_mcp_output_selects_fields_and_limits_in_the_binding_and_schema(tmp_path: Path) -> None:
-    from bridge.catalogue import OutputPolicy
+    from bridge.contract.catalogue import OutputPolicy
 
     entry = {t.name: t for t in _items_catalogue(tmp_path).tools}["listItems"]
     assert entry.binding.output == OutputPolicy(fields=("name",), max_items=2)
@@ -647,8 +647,8 @@ def test_config_output_overrides_the_extension(tmp_path: Path) -> None:
 
 @pytest.mark.anyio
 async def test_policy_and_fields_shape_the_real_result_and_fields_never_go_upstream(tmp_path: Path) -> None:
-    from bridge.http_tools import HttpRuntime, tools_from_catalogue
-    from bridge.tools import ToolContext
+    from bridge.calls.http_tools import HttpRuntime, tools_from_catalogue
+    from bridge.tools.registry import ToolContext
     from tests.bridge.fake_upstream import FakeUpstream
 
     catalogue = _items_catalogue(tmp_path)
@@ -683,7 +683,7 @@ def _reply(body: Any) -> Any:
 
 
 def test_a_long_text_result_is_cut_to_the_budget_with_a_note() -> None:
-    from bridge.results import cap_text
+    from bridge.results.tool_result import cap_text
 
     head, note = cap_text("é" * 10_000, 4096)
     assert len(head.encode()) <= 4096 + len("…".encode())
@@ -693,8 +693,8 @@ def test_a_long_text_result_is_cut_to_the_budget_with_a_note() -> None:
 
 @pytest.mark.anyio
 async def test_without_trimming_the_whole_result_comes_back(tmp_path: Path) -> None:
-    from bridge.http_tools import HttpRuntime, tools_from_catalogue
-    from bridge.tools import ToolContext
+    from bridge.calls.http_tools import HttpRuntime, tools_from_catalogue
+    from bridge.tools.registry import ToolContext
     from tests.bridge.fake_upstream import FakeUpstream
 
     catalogue = _items_catalogue(tmp_path)

@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-import bridge.results
-from bridge.formats import FORMAT_CHECKER
-from bridge.trim import MARKER_KEY, MIN_BYTES, TrimSettings, advertised_schema, trim_result
-from bridge.trim_budget import Fitter
-from bridge.trim_walk import json_size, measure
+import bridge.results.tool_result
+from bridge.contract.formats import FORMAT_CHECKER
+from bridge.results.trim import MARKER_KEY, MIN_BYTES, TrimSettings, advertised_schema, trim_result
+from bridge.results.trim_budget import Fitter
+from bridge.results.trim_walk import json_size, measure
 
 # ------------------------------------------------------------------------------ shapes
 
@@ -293,9 +293,9 @@ BIG_SPEC: dict[str, Any] = {
 async def test_a_quick_call_finishes_while_a_huge_answer_is_being_trimmed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bridge.http_tools import HttpRuntime, tools_from_catalogue
-    from bridge.server import build_server
-    from bridge.tools import ToolRegistry
+    from bridge.calls.http_tools import HttpRuntime, tools_from_catalogue
+    from bridge.server.handlers import build_server
+    from bridge.tools.registry import ToolRegistry
     from generator.generate import build_catalogue
     from generator.options import GenerateOptions
     from tests.bridge.fake_upstream import FakeUpstream, make_reply
@@ -314,7 +314,7 @@ async def test_a_quick_call_finishes_while_a_huge_answer_is_being_trimmed(
     trimming_big = anyio.Event()
     quick_done = threading.Event()
     on_loop: list[bool] = []
-    real_trim = bridge.results.trim_result
+    real_trim = bridge.results.tool_result.trim_result
 
     def gated_trim(value: Any, *args: Any, **kwargs: Any) -> Any:
         if len(value) > 1000:
@@ -326,7 +326,7 @@ async def test_a_quick_call_finishes_while_a_huge_answer_is_being_trimmed(
                 trimming_big.set()
         return real_trim(value, *args, **kwargs)
 
-    monkeypatch.setattr(bridge.results, "trim_result", gated_trim)
+    monkeypatch.setattr(bridge.results.tool_result, "trim_result", gated_trim)
     runtime = HttpRuntime.create(catalogue, environ={}, transport=fake.transport())
     server = build_server(ToolRegistry(tools_from_catalogue(catalogue, runtime)), name="big", version="1")
     finished: list[str] = []

@@ -1,8 +1,8 @@
-"""Trimming's quick copy (bridge.trim_quick) gives what the full walk gives, or steps aside.
+"""Trimming's quick copy (bridge.results.trim_quick) gives what the full walk gives, or steps aside.
 
 Hypothesis makes JSON answers around the caps and the byte budget (long strings, long arrays,
 nulls and empty members at every depth, non-ASCII and lone surrogates, NaN and big numbers) and
-compares :func:`bridge.trim.trim_result`, which takes the quick copy when it can, with the full
+compares :func:`bridge.results.trim.trim_result`, which takes the quick copy when it can, with the full
 walk alone (``_trim``, what every answer went through before): same value, same notes, and the
 text handed back is the compact JSON of that value.
 """
@@ -15,10 +15,10 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from bridge import trim
-from bridge.trim import TrimSettings, trim_result
-from bridge.trim_quick import uncut_copy
-from bridge.trim_walk import json_size, no_cyclic_gc
+from bridge.results import trim
+from bridge.results.trim import TrimSettings, trim_result
+from bridge.results.trim_quick import uncut_copy
+from bridge.results.trim_walk import json_size, no_cyclic_gc
 
 KEYS = ("a", "b", "name", "_truncated", "result", "é")
 
@@ -118,7 +118,7 @@ def test_the_quick_copy_steps_aside_for_cuts_and_odd_values() -> None:
 @settings(max_examples=300, deadline=None)
 @given(_values)
 def test_a_wrapped_answer_s_text_is_its_own_json(value: Any) -> None:
-    from bridge.results import _dumps, _shown_text
+    from bridge.results.tool_result import _dumps, _shown_text
 
     out = trim_result({"result": value}, TrimSettings(), wrapped=True)
     if out.cut:

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge.errors import InvalidArgumentsError, ToolError
-from bridge.validation import ArgumentValidator, check_output
+from bridge.tools.errors import InvalidArgumentsError, ToolError
+from bridge.tools.validation import ArgumentValidator, check_output
 from tests.bridge.test_patterns import CATASTROPHIC
 
 _KEYS = st.sampled_from(["a", "b", "ab", "x-1", "x-y", "1"])

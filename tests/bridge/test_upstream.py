@@ -14,11 +14,17 @@ from dataclasses import dataclass, field
 import anyio
 import pytest
 
-from bridge.catalogue import HttpBinding, ParamBinding
-from bridge.errors import InvalidArgumentsError, ResponseTooLarge, UnsafeRequestError, UpstreamError, UpstreamTimeout
-from bridge.http_settings import USER_AGENT, HttpSettings
-from bridge.request import PreparedRequest, build_request
-from bridge.upstream import Upstream
+from bridge.contract.catalogue import HttpBinding, ParamBinding
+from bridge.request.build import PreparedRequest, build_request
+from bridge.tools.errors import (
+    InvalidArgumentsError,
+    ResponseTooLarge,
+    UnsafeRequestError,
+    UpstreamError,
+    UpstreamTimeout,
+)
+from bridge.upstream.client import Upstream
+from bridge.upstream.http_settings import USER_AGENT, HttpSettings
 from tests.bridge.fake_upstream import BASE_URL, FakeUpstream, Recorded, Reply, make_reply
 
 API = f"{BASE_URL}/api"
@@ -138,7 +144,7 @@ async def test_same_origin_redirect_is_followed_and_303_becomes_get() -> None:
 
 @pytest.mark.anyio
 async def test_307_redirect_keeps_method_and_body() -> None:
-    from bridge.catalogue import BodyBinding
+    from bridge.contract.catalogue import BodyBinding
 
     binding = HttpBinding(method="POST", path="/items", body=BodyBinding(media_type="application/json", arg="body"))
     fake = FakeUpstream()

@@ -4,9 +4,9 @@ from typing import Any
 
 import pytest
 
-from bridge.errors import InvalidArgumentsError, ToolDefinitionError, ToolError
-from bridge.tools import Tool, ToolContext, ToolRegistry
-from bridge.validation import VALIDATORS, ArgumentValidator, check_output
+from bridge.tools.errors import InvalidArgumentsError, ToolDefinitionError, ToolError
+from bridge.tools.registry import Tool, ToolContext, ToolRegistry
+from bridge.tools.validation import VALIDATORS, ArgumentValidator, check_output
 
 SEARCH = {
     "type": "object",

@@ -13,13 +13,13 @@ import mcp_types
 from mcp import Client
 from mcp.server.lowlevel import Server
 
-from bridge.catalogue import Catalogue
-from bridge.http_tools import HttpRuntime
-from bridge.package import load_catalogue
-from bridge.sandbox import SandboxLimits
-from bridge.serve import build_bridge_server, build_registry
+from bridge.calls.http_tools import HttpRuntime
+from bridge.contract.catalogue import Catalogue
+from bridge.modes.sandbox import SandboxLimits
+from bridge.serving.assemble import build_bridge_server, build_registry
+from bridge.serving.package import load_catalogue
 from generator.generate import generate
-from generator.load import load_spec
+from generator.load.spec import load_spec
 from generator.options import GenerateOptions
 from tests.bridge.fake_upstream import FakeUpstream
 from tests.golden import spec_path

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bridge.codemode import RUN_CODE, RUN_QUERY, SEARCH
+from bridge.modes.codemode import RUN_CODE, RUN_QUERY, SEARCH
 from tests.codemode.harness import SECRET, code_client, petstore_package, text, value
 
 pytestmark = pytest.mark.anyio
@@ -199,7 +199,7 @@ async def test_tool_names_that_are_not_identifiers_become_function_names(tmp_pat
 
 
 async def test_in_memory_serving_builds_the_stubs_it_needs(package: Path) -> None:
-    from bridge.package import load_catalogue
+    from bridge.serving.package import load_catalogue
 
     async with code_client(None, catalogue=load_catalogue(package)) as (client, fake):
         fake.reply(json_body=PET)

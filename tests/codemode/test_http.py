@@ -8,7 +8,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from bridge.demo_upstream import DEMO_API_KEY
+from bridge.cli.demo_upstream import DEMO_API_KEY
 from tests.e2e.conftest import Upstream, http_bridge, upstream  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.anyio

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge.codemode import RUN_CODE, RUN_QUERY, SEARCH
-from bridge.program_idioms import refusals, rewrite, unknown_name_hints
+from bridge.modes.codemode import RUN_CODE, RUN_QUERY, SEARCH
+from bridge.modes.program_idioms import refusals, rewrite, unknown_name_hints
 from tests.codemode.harness import code_client, petstore_package, text, value
 
 pytestmark = pytest.mark.anyio
@@ -248,7 +248,7 @@ async def test_a_page_reads_paging_fields_its_spec_leaves_out_and_items_stay_exa
 async def test_a_long_program_is_parsed_off_the_event_loop(package: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    from bridge import codemode as codemode_module
+    from bridge.modes import codemode as codemode_module
 
     threads: list[threading.Thread] = []
     real = codemode_module.prepare

@@ -10,11 +10,11 @@ import anyio
 import pytest
 from mcp import Client
 
-from bridge.demo_upstream import DEMO_API_KEY, serve_pet_store
-from bridge.http_tools import HttpRuntime
-from bridge.package import load_catalogue
-from bridge.sandbox import HostCalls, Sandbox
-from bridge.serve import SandboxLifespan, build_bridge_server, build_registry
+from bridge.calls.http_tools import HttpRuntime
+from bridge.cli.demo_upstream import DEMO_API_KEY, serve_pet_store
+from bridge.modes.sandbox import HostCalls, Sandbox
+from bridge.serving.assemble import SandboxLifespan, build_bridge_server, build_registry
+from bridge.serving.package import load_catalogue
 from tests.codemode.harness import ENV, UPSTREAM
 from tests.golden import GENERATED_DIR, ROOT
 from tests.test_cancel_wire import RawClient

@@ -9,12 +9,12 @@ import pytest
 from click.testing import CliRunner
 from mcp import Client
 
+from bridge.calls.http_tools import HttpRuntime
 from bridge.cli import cli
-from bridge.codemode import RUN_CODE, RUN_QUERY, SEARCH
-from bridge.http_tools import HttpRuntime
-from bridge.package import load_catalogue
-from bridge.sandbox import SandboxLimits
-from bridge.serve import ServeOptions, build_bridge_server, build_registry
+from bridge.modes.codemode import RUN_CODE, RUN_QUERY, SEARCH
+from bridge.modes.sandbox import SandboxLimits
+from bridge.serving.assemble import ServeOptions, build_bridge_server, build_registry
+from bridge.serving.package import load_catalogue
 from tests.codemode.harness import ENV, UPSTREAM, petstore_package
 from tests.golden import GENERATED_DIR
 
@@ -41,7 +41,7 @@ def test_serve_flags_set_the_program_limits(monkeypatch: pytest.MonkeyPatch) -> 
         seen["options"] = options
         return 0
 
-    monkeypatch.setattr("bridge.serve.serve_target", fake_serve)
+    monkeypatch.setattr("bridge.serving.assemble.serve_target", fake_serve)
     arguments = ["serve", str(GENERATED_DIR / "petstore"), "--mode", "code", "--program-timeout", "3"]
     arguments += ["--program-memory", "16", "--program-max-calls", "7"]
     result = CliRunner().invoke(cli, arguments)

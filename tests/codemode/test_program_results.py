@@ -19,13 +19,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-import bridge.program_result
-from bridge.codemode import RUN_CODE, SEARCH
-from bridge.program_result import Printed, program_result
-from bridge.redact import Redactor
-from bridge.redact_json import REDACT_SLACK
-from bridge.result_shape import MAX_RESULT_DEPTH
-from bridge.trim import TrimSettings
+import bridge.modes.program_result
+from bridge.contract.result_shape import MAX_RESULT_DEPTH
+from bridge.modes.codemode import RUN_CODE, SEARCH
+from bridge.modes.program_result import Printed, program_result
+from bridge.results.trim import TrimSettings
+from bridge.secrets.redact import Redactor
+from bridge.secrets.redact_json import REDACT_SLACK
 from tests.codemode.harness import code_client, code_server, petstore_package, text
 
 pytestmark = pytest.mark.anyio
@@ -56,7 +56,7 @@ async def test_a_big_final_value_never_holds_another_sessions_call(
     making_big = anyio.Event()
     quick_done = threading.Event()
     threads: list[bool] = []
-    real = bridge.program_result.bounded_copy
+    real = bridge.modes.program_result.bounded_copy
 
     def gated(value: Any, *args: Any, **kwargs: Any) -> Any:
         on_loop = threading.current_thread() is threading.main_thread()
@@ -68,7 +68,7 @@ async def test_a_big_final_value_never_holds_another_sessions_call(
             quick_done.wait(timeout=10)
         return real(value, *args, **kwargs)
 
-    monkeypatch.setattr(bridge.program_result, "bounded_copy", gated)
+    monkeypatch.setattr(bridge.modes.program_result, "bounded_copy", gated)
     finished: list[str] = []
     async with code_server(package) as (server, _), Client(server) as big, Client(server) as quick:
 
@@ -164,8 +164,8 @@ SECRET = "pet-secret-4d1c9e"  # the harness's API key
     | st.integers(0, 40_000)
 )
 def test_a_secret_anywhere_in_a_long_value_leaves_no_prefix(at: int) -> None:
-    from bridge.catalogue import EnvVar, SecurityScheme
-    from bridge.credentials import Credentials
+    from bridge.contract.catalogue import EnvVar, SecurityScheme
+    from bridge.secrets.credentials import Credentials
 
     scheme = SecurityScheme(type="apiKey", location="header", param_name="X-K", env=(EnvVar(role="value", name="K"),))
     redact = Credentials({"k": scheme}, {"K": SECRET}).redact

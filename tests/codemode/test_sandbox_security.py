@@ -11,8 +11,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from bridge.codemode import RUN_CODE, RUN_QUERY
-from bridge.sandbox import SandboxLimits
+from bridge.modes.codemode import RUN_CODE, RUN_QUERY
+from bridge.modes.sandbox import SandboxLimits
 from tests.codemode.harness import SECRET, code_client, petstore_package, text
 
 pytestmark = pytest.mark.anyio

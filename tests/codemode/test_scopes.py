@@ -12,9 +12,9 @@ from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
-from bridge.catalogue import Catalogue
-from bridge.codemode import RUN_CODE, SEARCH
-from bridge.stubs import StubIndex
+from bridge.contract.catalogue import Catalogue
+from bridge.contract.stubs import StubIndex
+from bridge.modes.codemode import RUN_CODE, SEARCH
 from tests.bridge.fake_upstream import FakeUpstream
 from tests.codemode.harness import code_client, text, value
 
@@ -96,12 +96,12 @@ class _EveryStub:
 
 
 async def test_run_query_refuses_a_write_again_at_run_time(tmp_path: Path) -> None:
-    from bridge.codemode import CodeMode
-    from bridge.http_tools import HttpRuntime
-    from bridge.sandbox import ProgramError, Sandbox
-    from bridge.serve import build_registry
-    from bridge.tools import ToolContext
-    from generator.stubs import render_stubs
+    from bridge.calls.http_tools import HttpRuntime
+    from bridge.modes.codemode import CodeMode
+    from bridge.modes.sandbox import ProgramError, Sandbox
+    from bridge.serving.assemble import build_registry
+    from bridge.tools.registry import ToolContext
+    from generator.emit.stubs import render_stubs
 
     built = catalogue(tmp_path)
     fake = FakeUpstream()
@@ -124,12 +124,12 @@ async def test_the_callers_identity_reaches_every_call_of_a_program(
     import dataclasses
     import logging
 
-    from bridge.codemode import CodeMode
-    from bridge.http_tools import HttpRuntime
-    from bridge.sandbox import Sandbox
-    from bridge.serve import build_registry
-    from bridge.stubsource import stub_source
-    from bridge.tools import ToolContext
+    from bridge.calls.http_tools import HttpRuntime
+    from bridge.modes.codemode import CodeMode
+    from bridge.modes.sandbox import Sandbox
+    from bridge.modes.stubsource import stub_source
+    from bridge.serving.assemble import build_registry
+    from bridge.tools.registry import ToolContext
 
     built = catalogue(tmp_path)
     fake = FakeUpstream()

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bridge.catalogue import HttpBinding, ToolAnnotationsSpec, ToolEntry
-from bridge.stubs import StubIndex, python_name, python_names
-from generator import stubs as stubs_module
-from generator.pytext import docstring
-from generator.stubs import render_stubs
+from bridge.contract.catalogue import HttpBinding, ToolAnnotationsSpec, ToolEntry
+from bridge.contract.stubs import StubIndex, python_name, python_names
+from generator.emit import stubs as stubs_module
+from generator.emit.pytext import docstring
+from generator.emit.stubs import render_stubs
 
 READ = ToolAnnotationsSpec(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=True)
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60)
@@ -49,7 +49,7 @@ DEFAULTS = st.one_of(
 @settings(max_examples=30, deadline=None)
 @given(DEFAULTS)
 def test_any_default_is_a_literal_or_an_ellipsis(default: Any) -> None:
-    from generator.stubs import _default
+    from generator.emit.stubs import _default
 
     text = _default({"default": default})
     if text != "...":

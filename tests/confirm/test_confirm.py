@@ -14,10 +14,10 @@ from typing import Any
 import mcp_types
 import pytest
 
-from bridge.catalogue import Catalogue
 from bridge.confirm.form import MAX_MESSAGE
 from bridge.confirm.policy import ConfirmLevel, ConfirmSettings
-from bridge.serve import ServeOptions
+from bridge.contract.catalogue import Catalogue
+from bridge.serving.assemble import ServeOptions
 from tests.longrunning.harness import jobs_client
 from tests.longrunning.jobs_upstream import API_KEY, JobStore, serve_jobs
 

@@ -8,7 +8,12 @@ from typing import Any
 
 import pytest
 
-from generator.compact import (
+from generator.generate import build_api, finish_catalogue
+from generator.load.spec import load_spec
+from generator.options import GenerateOptions
+from generator.parse.api import parse_api
+from generator.parse.schemas.keywords import unresolved_refs
+from generator.shape.compact import (
     CompactSettings,
     SchemaCompactor,
     compact_api,
@@ -19,11 +24,6 @@ from generator.compact import (
     is_trivial_description,
     share_defs,
 )
-from generator.generate import build_api, finish_catalogue
-from generator.load import load_spec
-from generator.options import GenerateOptions
-from generator.parse import parse_api
-from generator.schema_keywords import unresolved_refs
 from tests.golden import GOLDEN_SPECS, spec_path
 
 

@@ -20,8 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.synthetic_spec import synthetic_spec
-from generator.compact import CompactSettings, compact_api
-from generator.compact_defs import (
+from generator.options import GenerateOptions
+from generator.parse.api import parse_api
+from generator.parse.schemas.keywords import unresolved_refs
+from generator.shape.compact import CompactSettings, compact_api
+from generator.shape.compact_defs import (
     DEFS,
     Fingerprints,
     _def_name,
@@ -32,9 +35,6 @@ from generator.compact_defs import (
     inline_single_use,
     share_defs,
 )
-from generator.options import GenerateOptions
-from generator.parse import parse_api
-from generator.schema_keywords import unresolved_refs
 
 RUNS = 3
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge.stubs import STUBS_FILE
+from bridge.contract.stubs import STUBS_FILE
+from generator.emit.pysafe import py_str
 from generator.generate import generate
 from generator.options import GenerateOptions
-from generator.pysafe import py_str
 
 IMPORT_TIMEOUT = 60
 

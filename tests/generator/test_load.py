@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.load import LoadedSpec, SpecError, load_document_text, load_spec
+from generator.load.spec import LoadedSpec, SpecError, load_document_text, load_spec
 
 DATA = Path(__file__).parent / "data"
 

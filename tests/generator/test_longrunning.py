@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bridge.catalogue import Catalogue, LongRunning, OperationLink
+from bridge.contract.catalogue import Catalogue, LongRunning, OperationLink
 from generator.generate import build_catalogue
 from generator.issues import Issue
 from generator.options import GenerateOptions

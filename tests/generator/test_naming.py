@@ -3,7 +3,7 @@ from __future__ import annotations
 import hashlib
 
 from generator.issues import Level
-from generator.naming import (
+from generator.parse.naming import (
     ArgNames,
     NameRequest,
     arg_name,

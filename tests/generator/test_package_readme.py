@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from bridge.cli import cli
-from bridge.http_settings import DEFAULT_DEADLINE
+from bridge.upstream.http_settings import DEFAULT_DEADLINE
 from tests.generator.test_cli_generate import SPEC
 from tests.golden import GENERATED_DIR, GOLDEN_SPECS
 

@@ -6,15 +6,15 @@ from typing import Any
 import pytest
 import yaml
 
-from bridge.catalogue import EnvVar, SchemeUse, ToolAnnotationsSpec
-from bridge.formats import is_base64_file
-from generator.catalogue import http_binding
-from generator.describe import DescriptionRules, tool_description
-from generator.ir import Api, Operation
+from bridge.contract.catalogue import EnvVar, SchemeUse, ToolAnnotationsSpec
+from bridge.contract.formats import is_base64_file
+from generator.emit.catalogue import http_binding
 from generator.issues import Level
 from generator.options import GenerateOptions
-from generator.parse import package_name, parse_api
-from generator.schema_keywords import unresolved_refs
+from generator.parse.api import package_name, parse_api
+from generator.parse.ir import Api, Operation
+from generator.parse.schemas.keywords import unresolved_refs
+from generator.shape.describe import DescriptionRules, tool_description
 
 HEADER = """
 openapi: 3.0.3

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from generator.load import SpecError, load_spec
+from generator.load.spec import SpecError, load_spec
 from tests.generator.test_load import Reply, serve, write
 
 HEAD = "openapi: 3.0.3\ninfo: {title: t, version: '1'}\n"
@@ -392,7 +392,9 @@ def test_bundled_output_does_not_depend_on_hash_seed(tmp_path: Path) -> None:
         HEAD + "paths: {}\ncomponents:\n  schemas:\n" + "".join(f"    {n}: {{$ref: '{n}.yaml#/X'}}\n" for n in "dcba")
     )
     spec = write(tmp_path / "api.yaml", text)
-    script = f"import json; from generator.load import load_spec; print(json.dumps(load_spec({str(spec)!r}).document))"
+    script = (
+        f"import json; from generator.load.spec import load_spec; print(json.dumps(load_spec({str(spec)!r}).document))"
+    )
 
     outputs = {
         subprocess.run(

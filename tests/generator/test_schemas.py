@@ -5,8 +5,8 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.schema_keywords import unresolved_refs
-from generator.schemas import REQUEST, RESPONSE, SchemaConverter, SchemaError
+from generator.parse.schemas.convert import REQUEST, RESPONSE, SchemaConverter, SchemaError
+from generator.parse.schemas.keywords import unresolved_refs
 
 
 def _doc(schemas: dict[str, Any]) -> dict[str, Any]:

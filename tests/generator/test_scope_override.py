@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bridge.http_tools import HttpRuntime, tools_from_catalogue
+from bridge.calls.http_tools import HttpRuntime, tools_from_catalogue
 from generator.generate import build_catalogue
 from generator.options import GenerateOptions
 

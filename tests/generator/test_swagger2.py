@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from generator.issues import Issue, Level
-from generator.load import parse_document
-from generator.swagger2 import convert
-from generator.validate import find_problems
+from generator.load.spec import parse_document
+from generator.load.swagger2 import convert
+from generator.load.validate import find_problems
 
 PETSTORE = Path(__file__).parent / "data" / "petstore2.yaml"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from generator.load import parse_document
-from generator.validate import Problem, find_problems, validate_document
+from generator.load.spec import parse_document
+from generator.load.validate import Problem, find_problems, validate_document
 from tests.generator.test_load import Reply, serve
 
 PETSTORE2 = Path(__file__).parent / "data" / "petstore2.yaml"

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bridge.cli import cli
+from generator.emit.write import MANIFEST_FILE, WriteError
 from generator.generate import generate
 from generator.options import GenerateOptions
-from generator.write import MANIFEST_FILE, WriteError
 from tests.generator.test_cli_generate import SPEC
 
 

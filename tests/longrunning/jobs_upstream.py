@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bridge.demo_upstream import free_port
+from bridge.cli.demo_upstream import free_port
 
 API_KEY = "JOBS-canary-5be1f0"
 HUGE_BYTES = 3 * 1024 * 1024

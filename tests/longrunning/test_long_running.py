@@ -16,8 +16,8 @@ import anyio
 import mcp_types
 import pytest
 
-from bridge.longrunning.tracker import STATUS_TOOL
-from bridge.serve import ServeOptions
+from bridge.calls.longrunning.tracker import STATUS_TOOL
+from bridge.serving.assemble import ServeOptions
 from tests.longrunning.harness import QUICK, jobs_client
 from tests.longrunning.jobs_upstream import API_KEY, HOSTILE, JobStore, serve_jobs
 
@@ -201,7 +201,7 @@ async def test_discovery_mode_follows_too(store: JobStore) -> None:
 
 
 async def test_a_program_gets_a_handle_before_its_time_is_up_and_the_operation_runs_on(store: JobStore) -> None:
-    from bridge.sandbox import SandboxLimits
+    from bridge.modes.sandbox import SandboxLimits
 
     program = (
         "try:\n"

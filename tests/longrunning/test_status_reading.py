@@ -9,11 +9,11 @@ import anyio
 import httpx
 import pytest
 
-from bridge.catalogue import LongRunning
-from bridge.longrunning.follow import FollowSettings, Pending, schedule_next
-from bridge.longrunning.links import LinkError, LinkSource, check_expression, evaluate
-from bridge.longrunning.status import read_status
-from bridge.upstream import UpstreamResponse
+from bridge.calls.longrunning.follow import FollowSettings, Pending, schedule_next
+from bridge.calls.longrunning.status import read_status
+from bridge.contract.catalogue import LongRunning
+from bridge.contract.expressions.links import LinkError, LinkSource, check_expression, evaluate
+from bridge.upstream.client import UpstreamResponse
 
 DEFAULT = LongRunning()
 CUSTOM = LongRunning(state="/progress/phase", succeeded=("written",), failed=("broken",), result="/file")
@@ -150,9 +150,9 @@ def test_unsupported_expressions_are_refused_when_generating(expression: str) ->
 
 @pytest.mark.anyio
 async def test_a_handle_works_only_for_its_owner() -> None:
-    from bridge.calls import CallContext, Identity
-    from bridge.errors import ToolError
-    from bridge.longrunning.tracker import OperationTracker
+    from bridge.calls.longrunning.tracker import OperationTracker
+    from bridge.calls.operation import CallContext, Identity
+    from bridge.tools.errors import ToolError
 
     tracker = OperationTracker({})
     waiting = pending()

@@ -15,8 +15,8 @@ import pytest
 from mcp import MCPError
 
 from bridge.confirm.policy import ConfirmSettings
-from bridge.longrunning.tasks import RELATED_TASK_KEY
-from bridge.serve import ServeOptions
+from bridge.server.tasks import RELATED_TASK_KEY
+from bridge.serving.assemble import ServeOptions
 from tests.longrunning.harness import jobs_client
 from tests.longrunning.jobs_upstream import JobStore, serve_jobs
 
@@ -165,7 +165,7 @@ async def test_a_server_that_stops_abandons_its_tasks_without_cancelling_their_o
 
 
 async def test_tasks_are_capped_and_forgotten_after_their_ttl(store: JobStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bridge.longrunning import tasks
+    from bridge.server import tasks
 
     monkeypatch.setattr(tasks, "MAX_TASKS", 2)
     async with jobs_client(store, mode="legacy") as client:

@@ -14,16 +14,16 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge import json_pointer as pointer
 from bridge.cli import cli
-from bridge.json_path import QueryBudgetError, compile_query
-from bridge.serve import load_target
+from bridge.contract.expressions import json_pointer as pointer
+from bridge.contract.expressions.json_path import QueryBudgetError, compile_query
+from bridge.serving.assemble import load_target
 from generator.generate import build_catalogue
 from generator.issues import GenerationError
-from generator.load import SpecError, load_spec
+from generator.load.overlays.apply import apply_overlays
+from generator.load.overlays.document import Overlay, load_overlay
+from generator.load.spec import SpecError, load_spec
 from generator.options import GenerateOptions
-from generator.overlays.apply import apply_overlays
-from generator.overlays.document import Overlay, load_overlay
 from tests.golden import spec_path
 
 DATA = Path(__file__).parent / "data"

@@ -15,11 +15,11 @@ from mcp.server.auth.middleware.auth_context import auth_context_var
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
-from bridge.catalogue import Catalogue
+from bridge.contract.catalogue import Catalogue
 from bridge.resources import PAGE
 from bridge.resources.uris import scheme_for, template_for
-from bridge.serve import ServeOptions
-from bridge.trim import TrimSettings
+from bridge.results.trim import TrimSettings
+from bridge.serving.assemble import ServeOptions
 from tests.longrunning.harness import SPEC, jobs_catalogue, jobs_client
 from tests.longrunning.jobs_upstream import API_KEY, JobStore, serve_jobs
 
