@@ -1,0 +1,8 @@
+"""Public face (README "What you may import"): the ASGI app of streamable HTTP, for uvicorn or gunicorn.
+
+The code lives in :mod:`bridge.server.transports`; this path stays.
+"""
+
+from bridge.server.transports import http_app, run_http
+
+__all__ = ["http_app", "run_http"]
