@@ -117,8 +117,9 @@ async def overhead() -> tuple[list[float], dict[str, float], float]:
 
 def audit_line_ms() -> float:
     """ms of CPU for one audit line, formatted by a stream handler (as ``serve`` logs it)."""
-    from bridge.calls.http_tools import HttpRuntime
-    from bridge.calls.operation import CallContext, Identity, OperationCall
+    from bridge.calls.context import CallContext, Identity
+    from bridge.calls.operation import OperationCall
+    from bridge.calls.runtime import HttpRuntime
     from tests.e2e.test_identity import catalogue
 
     audit = logging.getLogger("bridge.audit")

@@ -43,7 +43,7 @@ def _package(spec: Path) -> Path:
 
 
 async def _measure(package: Path | None) -> dict[str, float]:
-    from bridge.calls.http_tools import HttpRuntime
+    from bridge.calls.runtime import HttpRuntime
     from bridge.modes.codemode import CodeMode
     from bridge.modes.sandbox import Sandbox
     from bridge.modes.stubsource import stub_source

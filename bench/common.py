@@ -114,7 +114,8 @@ def fake_environ(catalogue: Any) -> dict[str, str]:
 
 def wire_tools(catalogue: Any) -> list[Any]:
     """The ``mcp_types.Tool`` list the served package answers ``tools/list`` with."""
-    from bridge.calls.http_tools import HttpRuntime, tools_from_catalogue
+    from bridge.calls.http_tools import tools_from_catalogue
+    from bridge.calls.runtime import HttpRuntime
     from bridge.server.handlers import wire_tool
 
     runtime = HttpRuntime.create(catalogue, base_url="http://127.0.0.1:9")

@@ -169,7 +169,8 @@ def examine(spec: Spec) -> dict[str, Any]:
     from bridge.serving.package import load_catalogue
     from generator.generate import generate
     from generator.issues import GenerationError
-    from generator.load.spec import SpecError, load_spec
+    from generator.load.reading import SpecError
+    from generator.load.spec import load_spec
     from generator.options import GenerateOptions
 
     row: dict[str, Any] = {"id": spec.id, "group": spec.group}

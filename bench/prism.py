@@ -1080,8 +1080,9 @@ async def _call_tools(
 ) -> None:
     from mcp import Client
 
-    from bridge.calls.http_tools import HttpRuntime, HttpSettings
+    from bridge.calls.runtime import HttpRuntime
     from bridge.serving.assemble import build_bridge_server, build_registry
+    from bridge.upstream.http_settings import HttpSettings
 
     recorder = RecordingTransport()
     runtime = HttpRuntime.create(

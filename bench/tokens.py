@@ -73,7 +73,8 @@ def ensure_tokenizer() -> Path:
 
 
 def _registry_tools(catalogue: Any, *, discovery: bool = False) -> list[Any]:
-    from bridge.calls.http_tools import HttpRuntime, tools_from_catalogue
+    from bridge.calls.http_tools import tools_from_catalogue
+    from bridge.calls.runtime import HttpRuntime
     from bridge.modes.discovery import discovery_registry
     from bridge.server.handlers import wire_tool
     from bridge.tools.registry import ToolRegistry
@@ -258,7 +259,8 @@ async def _results(raw_api: Any, catalogue: Any, counter: Any, sample: int) -> d
     import mcp_types
     from jsonschema import Draft202012Validator
 
-    from bridge.calls.http_tools import HttpRuntime, make_http_tool
+    from bridge.calls.http_tools import make_http_tool
+    from bridge.calls.runtime import HttpRuntime
     from bridge.tools.registry import ToolContext
 
     raw_by_name = {op.tool_name: op for op in raw_api.operations}

@@ -169,7 +169,8 @@ async def _concurrent(runs: int) -> dict[str, float]:
     from mcp import Client
 
     import bridge.results.tool_result
-    from bridge.calls.http_tools import HttpRuntime, tools_from_catalogue
+    from bridge.calls.http_tools import tools_from_catalogue
+    from bridge.calls.runtime import HttpRuntime
     from bridge.server.handlers import build_server
     from bridge.tools.registry import ToolRegistry
     from generator.generate import build_catalogue

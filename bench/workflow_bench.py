@@ -63,7 +63,7 @@ def _flows() -> dict[str, Any]:
 async def _calls(folder: Path) -> dict[str, float]:
     from mcp import Client
 
-    from bridge.calls.http_tools import HttpRuntime
+    from bridge.calls.runtime import HttpRuntime
     from bridge.serving.assemble import build_bridge_server, build_registry
     from generator.generate import build_catalogue
     from generator.options import GenerateOptions
@@ -103,7 +103,7 @@ def _spec(paths: int) -> dict[str, Any]:
 def _overlays() -> list[tuple[str, str, float | None]]:
     from generator.load.overlays.apply import apply_overlays
     from generator.load.overlays.document import Overlay
-    from generator.load.spec import SpecError
+    from generator.load.reading import SpecError
 
     rows: list[tuple[str, str, float | None]] = []
     actions = {

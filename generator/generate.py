@@ -13,7 +13,8 @@ from generator.emit.render import DEFAULT_RUN, RunCommand, manifest_tools, rende
 from generator.emit.write import PackageDiff, check_target, write_package
 from generator.issues import GenerationError, Issue, Level
 from generator.load.overlays.document import Overlay, load_overlays
-from generator.load.spec import LoadedSpec, SpecError, load_spec
+from generator.load.reading import SpecError
+from generator.load.spec import LoadedSpec, load_spec
 from generator.options import GenerateOptions
 from generator.parse.api import parse_api
 from generator.parse.credential_notes import credential_notes

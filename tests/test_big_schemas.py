@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from bench.synthetic_spec import nested_body_spec
-from bridge.calls.http_tools import HttpRuntime, tools_from_catalogue
+from bridge.calls.http_tools import tools_from_catalogue
+from bridge.calls.runtime import HttpRuntime
 from bridge.cli import cli
 from bridge.cli.costs import model_visible_tokens
 from bridge.cli.tokens import load_counter

@@ -17,7 +17,7 @@ import yaml
 from click.testing import CliRunner
 from mcp import Client
 
-from bridge.calls.http_tools import HttpRuntime
+from bridge.calls.runtime import HttpRuntime
 from bridge.cli import cli
 from bridge.contract.catalogue import BoundValue
 from bridge.request.build import build_request

@@ -26,7 +26,7 @@ import yaml
 from click.testing import CliRunner
 from mcp import Client
 
-from bridge.calls.http_tools import HttpRuntime
+from bridge.calls.runtime import HttpRuntime
 from bridge.cli import cli
 from bridge.contract.catalogue import Catalogue
 from bridge.serving.assemble import build_bridge_server, build_registry

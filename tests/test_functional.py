@@ -17,7 +17,7 @@ import mcp_types
 import pytest
 from mcp import Client
 
-from bridge.calls.http_tools import HttpRuntime
+from bridge.calls.runtime import HttpRuntime
 from bridge.serving.assemble import build_bridge_server, build_registry
 from bridge.serving.package import load_catalogue
 from generator.generate import generate

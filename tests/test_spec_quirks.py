@@ -13,7 +13,7 @@ import pytest
 import yaml
 from mcp import Client
 
-from bridge.calls.http_tools import HttpRuntime
+from bridge.calls.runtime import HttpRuntime
 from bridge.serving.assemble import build_bridge_server, build_registry
 from bridge.serving.package import load_catalogue
 from generator.generate import generate

@@ -24,14 +24,15 @@ import time
 import unicodedata
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import httpx
 import mcp_types
 
+from bridge.calls.context import ApiError, ApiResponse, CallContext
 from bridge.calls.longrunning.follow import OperationPending
+from bridge.calls.runtime import HttpRuntime
 from bridge.contract.catalogue import SchemeUse, SecurityScheme, ToolEntry
 from bridge.contract.media_types import decode_text
 from bridge.contract.wire_rules import DEFAULT_ACCEPT
@@ -46,112 +47,12 @@ from bridge.secrets.redact import mask_before_decoding
 from bridge.secrets.redact_json import redact_json
 from bridge.tools.errors import CredentialsError, ToolError, UpstreamStatusError, UpstreamTimeout
 from bridge.tools.json_text import parse_json
-from bridge.tools.registry import Confirmer, ProgressReporter, ToolContext, _no_progress
 from bridge.tools.validation import ArgumentValidator
 from bridge.upstream.client import UpstreamResponse
 
-if TYPE_CHECKING:
-    from bridge.calls.http_tools import HttpRuntime
-
-__all__ = ["ApiError", "ApiResponse", "CallContext", "Identity", "OperationCall"]
+__all__ = ["OperationCall"]
 
 audit = logging.getLogger("bridge.audit")
-
-# _meta keys of W3C trace context that a client may send with a request (carried, never trusted).
-TRACE_KEYS = ("traceparent", "tracestate", "baggage")
-
-
-def current_identity() -> Identity | None:
-    """The caller of the request being served, from the SDK's authenticated access token."""
-    from mcp.server.auth.middleware.auth_context import get_access_token
-
-    from bridge.identity.client_auth import STATIC_TOKEN_CLIENT_ID
-
-    token = get_access_token()
-    if token is None:
-        return None
-    # The static token is the bridge's own shared secret, not a token the authorization server
-    # issued: it names no user and must never be sent anywhere, a token-exchange endpoint included.
-    static = token.client_id == STATIC_TOKEN_CLIENT_ID
-    return Identity(
-        subject=token.subject,
-        client_id=token.client_id,
-        scopes=frozenset(token.scopes),
-        token=None if static else token.token,
-    )
-
-
-class ApiError(UpstreamStatusError):
-    """The upstream answered 4xx/5xx: ``status`` and the message a tool error would carry."""
-
-
-@dataclass(frozen=True, slots=True)
-class Identity:
-    """Who calls, as the MCP client's access token says (none on stdio or without auth).
-
-    ``token`` is the caller's own access token: it goes nowhere but a token-exchange endpoint,
-    and is left out of ``repr`` so that no log line can show it.
-    """
-
-    subject: str | None
-    client_id: str | None
-    scopes: frozenset[str] = frozenset()
-    token: str | None = field(default=None, repr=False)
-
-
-@dataclass(slots=True)
-class CallContext:
-    """What one call carries besides its arguments.
-
-    ``deadline`` is an ``anyio.current_time()`` instant: the call fails with a timeout when it
-    passes (the upstream's own deadline still applies). ``cancelled`` is set when the caller
-    cancels; the awaiting task is cancelled too, which aborts the HTTP request.
-    """
-
-    surface: str  # the tool (or program) the call comes from, for logs
-    identity: Identity | None = None
-    deadline: float | None = None
-    cancelled: anyio.Event = field(default_factory=anyio.Event)
-    progress: ProgressReporter = _no_progress
-    trace: Mapping[str, str] = field(default_factory=dict)
-    # Credentials a workflow step supplies (security scheme -> value, e.g. a session token a login
-    # step returned): they replace the operator's for those schemes on this call only.
-    supplied: Mapping[str, str] = field(default_factory=dict)
-    # Asks the user before a write the server's --confirm covers (bridge/confirm/); None: no asking.
-    confirm: Confirmer | None = None
-    # Until when a long-running operation is followed (anyio time); None: the tracker's `wait`.
-    follow_until: float | None = None
-    # A task's run: the API's cancel is called only when `cancelled` was set (tasks/cancel).
-    detached: bool = False
-
-    @classmethod
-    def from_tool(cls, ctx: ToolContext, *, identity: Identity | None = None) -> CallContext:
-        trace = {k: v for k in TRACE_KEYS if isinstance(v := ctx.meta.get(k), str)}
-        return cls(
-            surface=ctx.tool_name,
-            identity=identity,
-            cancelled=ctx.cancelled,
-            progress=ctx._report_progress,
-            trace=trace,
-            confirm=ctx.confirm,
-            follow_until=ctx.follow_until,
-            detached=ctx.detached,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ApiResponse:
-    """A successful (below 400) upstream answer, whole and redacted: what a program sees.
-
-    ``data`` is the body as JSON data, or its text when it is not JSON (None when empty). It is
-    redacted before anyone sees it: a program could otherwise read an echoed secret and spell it
-    in a way no redaction of its final value would recognise.
-    """
-
-    status: int
-    content_type: str
-    data: Any
-    upstream: UpstreamResponse = field(repr=False)
 
 
 def _body_data(content: bytes, redact: Redactor, content_type: str = "") -> Any:
@@ -206,6 +107,10 @@ class OperationCall:
         self._validator = validator or ArgumentValidator({entry.name: entry.input_schema})
         self._output_check = OutputCheck(entry.output_schema, entry.name) if entry.output_schema is not None else None
         self._caller_alternative = _caller_alternative(entry, runtime.credentials.schemes)
+
+    def sibling(self, entry: ToolEntry) -> OperationCall:
+        """The call of another operation of the same API, through the same runtime (a linked cancel)."""
+        return OperationCall(entry, self.runtime)
 
     # ---------------------------------------------------------------------------------- steps
 

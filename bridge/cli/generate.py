@@ -191,7 +191,7 @@ def generate(
     from generator.emit.render import RunCommand
     from generator.generate import generate as run_generate
     from generator.issues import GenerationError, Level
-    from generator.load.spec import SpecError
+    from generator.load.reading import SpecError
     from generator.options import GenerateOptions
 
     if no_models:

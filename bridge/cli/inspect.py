@@ -38,7 +38,7 @@ def inspect(target: str, as_json: bool, mode: str | None, largest: int, tiktoken
     except Exception as exc:
         from bridge.tools.errors import BridgeError
         from generator.issues import GenerationError
-        from generator.load.spec import SpecError
+        from generator.load.reading import SpecError
 
         if isinstance(exc, BridgeError | SpecError | GenerationError):
             _err(f"error: {exc}")

@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 import mcp_types
 
-from bridge.calls.http_tools import HttpRuntime
-from bridge.calls.operation import ApiError, CallContext, OperationCall, current_identity
+from bridge.calls.context import ApiError, CallContext, current_identity
+from bridge.calls.operation import OperationCall
+from bridge.calls.runtime import HttpRuntime
 from bridge.confirm.asking import single_round
 from bridge.contract.catalogue import Catalogue, ToolEntry, WorkflowEntry, stub_entries
 from bridge.contract.listing import body, paging_note, shape_line

@@ -14,13 +14,9 @@ from urllib.parse import quote
 import httpx
 
 from bridge.contract.catalogue import ServerSpec
-from bridge.tools.errors import BridgeError
+from bridge.tools.errors import ConfigurationError
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-class ConfigurationError(BridgeError, ValueError):
-    """The operator's configuration (base URL, server variables) cannot be used."""
 
 
 def origin_of(url: httpx.URL) -> tuple[str, str, int]:

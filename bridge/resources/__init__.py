@@ -19,8 +19,9 @@ import mcp_types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from bridge.calls.http_tools import HttpRuntime
-from bridge.calls.operation import ApiError, CallContext, OperationCall, current_identity
+from bridge.calls.context import ApiError, CallContext, current_identity
+from bridge.calls.operation import OperationCall
+from bridge.calls.runtime import HttpRuntime
 from bridge.contract.catalogue import OPERATION_META_KEY, Catalogue
 from bridge.identity.scopes import allows, caller_scopes
 from bridge.resources.uris import MAX_URI, Template, scheme_for, template_for

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import httpx
 
 from bridge.contract.catalogue import CA_BUNDLE_SUFFIX
-from bridge.request.base_url import ConfigurationError
+from bridge.tools.errors import ConfigurationError
 
 __all__ = ["CA_BUNDLE_SUFFIX", "ClientCertificate", "ca_bundle_var", "upstream_ssl_context"]
 

@@ -16,10 +16,11 @@ import anyio
 import httpx
 from mcp.server.lowlevel import Server
 
-from bridge.calls.http_tools import HttpRuntime, HttpSettings, tools_from_catalogue
+from bridge.calls.http_tools import tools_from_catalogue
 from bridge.calls.longrunning.follow import FollowSettings
 from bridge.calls.longrunning.status_tool import STATUS_TOOL, status_tool
 from bridge.calls.longrunning.tracker import INSTRUCTIONS as LONG_RUNNING_INSTRUCTIONS
+from bridge.calls.runtime import HttpRuntime
 from bridge.confirm.asking import Confirmations
 from bridge.confirm.policy import INSTRUCTIONS as CONFIRM_INSTRUCTIONS
 from bridge.confirm.policy import ConfirmSettings
@@ -46,6 +47,7 @@ from bridge.serving.tuning import long_lived_objects
 from bridge.tools.argument_size import DEFAULT_MAX_ARGUMENT_BYTES
 from bridge.tools.errors import BridgeError
 from bridge.tools.registry import ToolRegistry
+from bridge.upstream.http_settings import HttpSettings
 from bridge.upstream.limits import DEFAULT_CALLS_PER_USER, CallerLimits
 
 if TYPE_CHECKING:
@@ -419,7 +421,7 @@ def serve_target(target: str, options: ServeOptions) -> int:
         return 1
     except Exception as exc:  # a bad spec or hooks file: one line, not a traceback
         from generator.issues import GenerationError
-        from generator.load.spec import SpecError
+        from generator.load.reading import SpecError
 
         if isinstance(exc, SpecError | GenerationError):
             print(f"error: {exc}", file=sys.stderr)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from bridge.calls.http_tools import HttpRuntime
+from bridge.calls.runtime import HttpRuntime
 from bridge.contract.catalogue import CATALOGUE_FILE, CATALOGUE_FORMAT, Catalogue
 from bridge.tools.errors import PackageError
 from bridge.tools.registry import ToolRegistry

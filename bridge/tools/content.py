@@ -33,7 +33,7 @@ from typing import Any
 import mcp_types as types
 from pydantic import ValidationError
 
-from bridge.results.trim import MARKER_KEY
+from bridge.contract.result_shape import MARKER_KEY
 from bridge.tools.errors import ToolError
 from bridge.tools.json_text import compact_json
 from bridge.tools.validation import check_output

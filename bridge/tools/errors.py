@@ -2,6 +2,7 @@
 
     BridgeError
     ├── ToolDefinitionError      a tool cannot be registered (bad or duplicate name, bad schema)
+    ├── ConfigurationError       the operator's configuration cannot be used (base URL, variables, TLS files)
     ├── ToolError                a tool call failed; its message becomes an ``isError`` result for the model
     │   ├── InvalidArgumentsError    arguments do not match the input schema, or cannot be put on the wire
     │   ├── CredentialsError         a credential the operation needs is not configured or not accepted
@@ -29,6 +30,10 @@ class BridgeError(Exception):
 
 class ToolDefinitionError(BridgeError, ValueError):
     """Raised when a tool is registered with an invalid or duplicate name or schema."""
+
+
+class ConfigurationError(BridgeError, ValueError):
+    """The operator's configuration (base URL, server variables, TLS files) cannot be used."""
 
 
 class PackageError(BridgeError):

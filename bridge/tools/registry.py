@@ -33,7 +33,8 @@ Confirmer = Callable[[Any, Mapping[str, Any]], Awaitable[None]]
 raises a ``ToolError`` when they decline (bridge/confirm/)."""
 
 
-async def _no_progress(progress: float, total: float | None, message: str | None) -> None:
+async def no_progress(progress: float, total: float | None, message: str | None) -> None:
+    """The progress reporter of a call nobody asked progress of."""
     return None
 
 
@@ -49,7 +50,7 @@ class ToolContext:
     tool_name: str
     meta: Mapping[str, Any] = field(default_factory=dict)
     cancelled: anyio.Event = field(default_factory=anyio.Event)
-    _report_progress: ProgressReporter = _no_progress
+    _report_progress: ProgressReporter = no_progress
     # Set by the server when --confirm asks before writes (bridge/confirm/); the call core calls it.
     confirm: Confirmer | None = None
     # A task's deadline for long-running operations (anyio time); None: the server's wait.

@@ -23,8 +23,9 @@ from typing import Any
 
 import anyio
 
-from bridge.calls.http_tools import HttpRuntime
-from bridge.calls.operation import CallContext, OperationCall
+from bridge.calls.context import CallContext
+from bridge.calls.operation import OperationCall
+from bridge.calls.runtime import HttpRuntime
 from bridge.contract.catalogue import Catalogue, ToolEntry, WorkflowAction, WorkflowEntry, WorkflowStep
 from bridge.contract.expressions import json_pointer as pointer
 from bridge.tools.errors import ResponseTooLarge, ToolError, UnsafeRequestError, UpstreamError

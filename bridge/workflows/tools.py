@@ -14,8 +14,9 @@ from typing import Any
 
 import mcp_types
 
-from bridge.calls.http_tools import HttpRuntime, _annotations
-from bridge.calls.operation import CallContext, current_identity
+from bridge.calls.context import CallContext, current_identity
+from bridge.calls.http_tools import tool_annotations
+from bridge.calls.runtime import HttpRuntime
 from bridge.contract.catalogue import OPERATION_META_KEY, Catalogue, WorkflowEntry
 from bridge.identity.scopes import Requirement
 from bridge.results.tool_result import OutputCheck, redact_json
@@ -71,7 +72,7 @@ def _tool(flow: WorkflowEntry, runner: WorkflowRunner, runtime: HttpRuntime, sco
         title=flow.title,
         input_schema=flow.input_schema,
         output_schema=flow.output_schema,
-        annotations=_annotations(flow.annotations),
+        annotations=tool_annotations(flow.annotations),
         meta={OPERATION_META_KEY: flow.operation},
         checks_own_output=True,
         scopes=scopes,

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.load import refs
-from generator.load.spec import SpecError, parse_document, read_file
+from generator.load.reading import SpecError, parse_document, read_file
 from generator.standards import schema_problems
 
 __all__ = ["MAX_ARAZZO_BYTES", "MAX_STEPS", "MAX_WORKFLOWS", "ArazzoDocument", "load_arazzo"]

@@ -24,7 +24,7 @@ from openapi_core import Config, OpenAPI
 from openapi_core.datatypes import RequestParameters
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
-from bridge.calls.http_tools import HttpRuntime
+from bridge.calls.runtime import HttpRuntime
 from bridge.contract.catalogue import (
     BodyBinding,
     BodyField,

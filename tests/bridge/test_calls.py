@@ -8,7 +8,8 @@ from typing import Any
 import anyio
 import pytest
 
-from bridge.calls.operation import ApiError, CallContext, OperationCall
+from bridge.calls.context import ApiError, CallContext
+from bridge.calls.operation import OperationCall
 from bridge.tools.errors import CredentialsError, InvalidArgumentsError, UpstreamTimeout
 from bridge.tools.registry import ToolContext
 from tests.bridge.fake_upstream import FakeUpstream, Recorded, Reply, runtime_for

@@ -13,7 +13,7 @@ import mcp_types
 import pytest
 from mcp import Client
 
-from bridge.calls.http_tools import HttpRuntime
+from bridge.calls.runtime import HttpRuntime
 from bridge.contract.catalogue import OPERATION_META_KEY, Catalogue, ToolEntry
 from bridge.modes.discovery import ANNOTATIONS_META_KEY, CALL, DESCRIBE, SEARCH
 from bridge.serving.assemble import build_bridge_server, build_registry

@@ -9,12 +9,13 @@ import httpx
 import mcp_types
 import pytest
 
-from bridge.calls.http_tools import HttpRuntime, HttpSettings, make_http_tool, tools_from_catalogue
+from bridge.calls.http_tools import make_http_tool, tools_from_catalogue
+from bridge.calls.runtime import HttpRuntime
 from bridge.contract.catalogue import OPERATION_META_KEY
-from bridge.request.base_url import ConfigurationError
 from bridge.request.build import build_request
 from bridge.secrets.credentials import CredentialParts
 from bridge.tools.errors import (
+    ConfigurationError,
     CredentialsError,
     InvalidArgumentsError,
     ResponseTooLarge,
@@ -24,6 +25,7 @@ from bridge.tools.errors import (
 )
 from bridge.tools.registry import ToolContext, ToolRegistry
 from bridge.upstream.client import Upstream
+from bridge.upstream.http_settings import HttpSettings
 from tests.bridge.fake_upstream import (
     BASE_URL,
     FakeUpstream,

@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bridge.contract.catalogue import BodyBinding, BodyField, HttpBinding, ParamBinding, ServerSpec, ServerVariable
-from bridge.request.base_url import ConfigurationError, resolve_base_url
+from bridge.request.base_url import resolve_base_url
 from bridge.request.build import build_request
 from bridge.secrets.credentials import CredentialParts
-from bridge.tools.errors import InvalidArgumentsError, UnsafeRequestError
+from bridge.tools.errors import ConfigurationError, InvalidArgumentsError, UnsafeRequestError
 from bridge.upstream.client import Upstream
 from tests.bridge.fake_upstream import BASE_URL, FakeUpstream, binding_from_spec
 

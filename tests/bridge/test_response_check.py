@@ -41,7 +41,8 @@ def test_check_logs_mismatches_without_raising(contract: ResponseContract, caplo
 async def test_validate_responses_logs_a_mismatch_and_the_call_still_answers(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from bridge.calls.http_tools import HttpRuntime, make_http_tool
+    from bridge.calls.http_tools import make_http_tool
+    from bridge.calls.runtime import HttpRuntime
     from bridge.tools.registry import ToolContext
     from generator.generate import build_catalogue
     from generator.options import GenerateOptions

@@ -14,7 +14,8 @@ from mcp import Client, MCPError
 from mcp_types import methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-from bridge.calls.http_tools import HttpRuntime, tools_from_catalogue
+from bridge.calls.http_tools import tools_from_catalogue
+from bridge.calls.runtime import HttpRuntime
 from bridge.server.handlers import build_server, modern_wire_data, wire_data, wire_tool
 from bridge.serving.package import load_catalogue
 from bridge.tools.registry import Tool, ToolContext, ToolRegistry

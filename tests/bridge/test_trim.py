@@ -647,7 +647,8 @@ def test_config_output_overrides_the_extension(tmp_path: Path) -> None:
 
 @pytest.mark.anyio
 async def test_policy_and_fields_shape_the_real_result_and_fields_never_go_upstream(tmp_path: Path) -> None:
-    from bridge.calls.http_tools import HttpRuntime, tools_from_catalogue
+    from bridge.calls.http_tools import tools_from_catalogue
+    from bridge.calls.runtime import HttpRuntime
     from bridge.tools.registry import ToolContext
     from tests.bridge.fake_upstream import FakeUpstream
 
@@ -693,7 +694,8 @@ def test_a_long_text_result_is_cut_to_the_budget_with_a_note() -> None:
 
 @pytest.mark.anyio
 async def test_without_trimming_the_whole_result_comes_back(tmp_path: Path) -> None:
-    from bridge.calls.http_tools import HttpRuntime, tools_from_catalogue
+    from bridge.calls.http_tools import tools_from_catalogue
+    from bridge.calls.runtime import HttpRuntime
     from bridge.tools.registry import ToolContext
     from tests.bridge.fake_upstream import FakeUpstream
 

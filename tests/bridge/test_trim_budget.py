@@ -293,7 +293,8 @@ BIG_SPEC: dict[str, Any] = {
 async def test_a_quick_call_finishes_while_a_huge_answer_is_being_trimmed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bridge.calls.http_tools import HttpRuntime, tools_from_catalogue
+    from bridge.calls.http_tools import tools_from_catalogue
+    from bridge.calls.runtime import HttpRuntime
     from bridge.server.handlers import build_server
     from bridge.tools.registry import ToolRegistry
     from generator.generate import build_catalogue

@@ -13,7 +13,7 @@ import mcp_types
 from mcp import Client
 from mcp.server.lowlevel import Server
 
-from bridge.calls.http_tools import HttpRuntime
+from bridge.calls.runtime import HttpRuntime
 from bridge.contract.catalogue import Catalogue
 from bridge.modes.sandbox import SandboxLimits
 from bridge.serving.assemble import build_bridge_server, build_registry

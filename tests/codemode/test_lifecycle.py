@@ -10,7 +10,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from bridge.calls.http_tools import HttpRuntime
+from bridge.calls.runtime import HttpRuntime
 from bridge.cli.demo_upstream import DEMO_API_KEY, serve_pet_store
 from bridge.modes.sandbox import HostCalls, Sandbox
 from bridge.serving.assemble import SandboxLifespan, build_bridge_server, build_registry

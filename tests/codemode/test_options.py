@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from mcp import Client
 
-from bridge.calls.http_tools import HttpRuntime
+from bridge.calls.runtime import HttpRuntime
 from bridge.cli import cli
 from bridge.modes.codemode import RUN_CODE, RUN_QUERY, SEARCH
 from bridge.modes.sandbox import SandboxLimits

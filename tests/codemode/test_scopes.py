@@ -96,7 +96,7 @@ class _EveryStub:
 
 
 async def test_run_query_refuses_a_write_again_at_run_time(tmp_path: Path) -> None:
-    from bridge.calls.http_tools import HttpRuntime
+    from bridge.calls.runtime import HttpRuntime
     from bridge.modes.codemode import CodeMode
     from bridge.modes.sandbox import ProgramError, Sandbox
     from bridge.serving.assemble import build_registry
@@ -124,7 +124,7 @@ async def test_the_callers_identity_reaches_every_call_of_a_program(
     import dataclasses
     import logging
 
-    from bridge.calls.http_tools import HttpRuntime
+    from bridge.calls.runtime import HttpRuntime
     from bridge.modes.codemode import CodeMode
     from bridge.modes.sandbox import Sandbox
     from bridge.modes.stubsource import stub_source

@@ -358,7 +358,8 @@ async def test_a_filtered_tool_list_on_a_2026_connection_is_marked_private() -> 
     from mcp.server.auth.provider import AccessToken
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-    from bridge.calls.http_tools import HttpRuntime, tools_from_catalogue
+    from bridge.calls.http_tools import tools_from_catalogue
+    from bridge.calls.runtime import HttpRuntime
     from bridge.server.handlers import build_server
     from bridge.tools.registry import ToolRegistry
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from bridge.cli import cli
 from generator.generate import build_api
 from generator.issues import Level
-from generator.load.spec import SpecError
+from generator.load.reading import SpecError
 from generator.options import GenerateOptions
 
 OTHER = """

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.load.spec import LoadedSpec, SpecError, load_document_text, load_spec
+from generator.load.reading import SpecError
+from generator.load.spec import LoadedSpec, load_document_text, load_spec
 
 DATA = Path(__file__).parent / "data"
 

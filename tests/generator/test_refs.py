@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from generator.load.spec import SpecError, load_spec
+from generator.load.reading import SpecError
+from generator.load.spec import load_spec
 from tests.generator.test_load import Reply, serve, write
 
 HEAD = "openapi: 3.0.3\ninfo: {title: t, version: '1'}\n"

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bridge.calls.http_tools import HttpRuntime, tools_from_catalogue
+from bridge.calls.http_tools import tools_from_catalogue
+from bridge.calls.runtime import HttpRuntime
 from generator.generate import build_catalogue
 from generator.options import GenerateOptions
 

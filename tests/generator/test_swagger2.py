@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.issues import Issue, Level
-from generator.load.spec import parse_document
+from generator.load.reading import parse_document
 from generator.load.swagger2 import convert
 from generator.load.validate import find_problems
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from generator.load.spec import parse_document
+from generator.load.reading import parse_document
 from generator.load.validate import Problem, find_problems, validate_document
 from tests.generator.test_load import Reply, serve
 

@@ -12,10 +12,10 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from bridge.calls.http_tools import HttpSettings
 from bridge.calls.longrunning.follow import FollowSettings
 from bridge.contract.catalogue import Catalogue
 from bridge.serving.assemble import ServeOptions, build_bridge_server, build_registry, build_runtime
+from bridge.upstream.http_settings import HttpSettings
 from tests.longrunning.jobs_upstream import ENV, JobStore
 
 SPEC = Path(__file__).resolve().parents[2] / "specs" / "jobs.yaml"

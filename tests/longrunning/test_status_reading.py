@@ -150,8 +150,8 @@ def test_unsupported_expressions_are_refused_when_generating(expression: str) ->
 
 @pytest.mark.anyio
 async def test_a_handle_works_only_for_its_owner() -> None:
+    from bridge.calls.context import CallContext, Identity
     from bridge.calls.longrunning.tracker import OperationTracker
-    from bridge.calls.operation import CallContext, Identity
     from bridge.tools.errors import ToolError
 
     tracker = OperationTracker({})

@@ -22,7 +22,8 @@ from generator.generate import build_catalogue
 from generator.issues import GenerationError
 from generator.load.overlays.apply import apply_overlays
 from generator.load.overlays.document import Overlay, load_overlay
-from generator.load.spec import SpecError, load_spec
+from generator.load.reading import SpecError
+from generator.load.spec import load_spec
 from generator.options import GenerateOptions
 from tests.golden import spec_path
 

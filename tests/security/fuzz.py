@@ -30,7 +30,8 @@ with atheris.instrument_imports(include=["bridge", "generator"]):
     from bridge.tools.validation import ArgumentValidator
     from generator.generate import build_from_loaded
     from generator.issues import GenerationError
-    from generator.load.spec import SpecError, load_document_text
+    from generator.load.reading import SpecError
+    from generator.load.spec import load_document_text
     from generator.options import GenerateOptions
     from tests.golden import GENERATED_DIR
     from tests.security.operations import bound_env

@@ -321,7 +321,7 @@ def test_fragment_and_literal_query_templates_generate_without_warnings_and_with
 async def test_the_served_package_refuses_foreign_members_before_any_request_and_sends_templates_cleanly() -> None:
     from mcp import Client
 
-    from bridge.calls.http_tools import HttpRuntime
+    from bridge.calls.runtime import HttpRuntime
     from bridge.serving.assemble import build_bridge_server, build_registry
     from bridge.serving.package import load_catalogue
     from tests.bridge.fake_upstream import FakeUpstream

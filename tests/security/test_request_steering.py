@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 
 from bridge.contract.catalogue import ToolEntry
 from bridge.request import build as request_module
-from bridge.request.base_url import ConfigurationError, origin_of, resolve_base_url
+from bridge.request.base_url import origin_of, resolve_base_url
 from bridge.request.build import build_request, check_prepared
 from bridge.request.styles import has_dot_component, is_dot_segment
 from bridge.serving.assemble import ServeOptions, build_runtime
-from bridge.tools.errors import InvalidArgumentsError, UnsafeRequestError
+from bridge.tools.errors import ConfigurationError, InvalidArgumentsError, UnsafeRequestError
 from bridge.upstream.client import Upstream
 from tests.security.fault_server import Fault, FaultServer
 from tests.security.harness import ENV, SECRET, bridge_client, hardening_catalogue, result_text

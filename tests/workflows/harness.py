@@ -16,7 +16,7 @@ import mcp_types
 import yaml
 from mcp import Client
 
-from bridge.calls.http_tools import HttpRuntime
+from bridge.calls.runtime import HttpRuntime
 from bridge.serving.assemble import build_bridge_server, build_registry
 from generator.generate import build_catalogue
 from generator.options import GenerateOptions

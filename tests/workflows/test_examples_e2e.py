@@ -19,7 +19,7 @@ import pytest
 import yaml
 from mcp import Client
 
-from bridge.calls.http_tools import HttpRuntime
+from bridge.calls.runtime import HttpRuntime
 from bridge.cli.demo_upstream import free_port
 from bridge.serving.assemble import build_bridge_server, build_registry
 from generator.generate import build_catalogue

@@ -62,7 +62,7 @@ async def test_a_workflow_is_a_typed_function_of_code_mode(tmp_path: Path, packa
 async def test_discovery_finds_and_calls_a_workflow(tmp_path: Path) -> None:
     spec, flows = write(tmp_path, arazzo(ORDER_ITEM))
     catalogue, _ = build_catalogue(str(spec), GenerateOptions(workflows=(str(flows),), mode="discovery"))
-    from bridge.calls.http_tools import HttpRuntime
+    from bridge.calls.runtime import HttpRuntime
     from bridge.serving.assemble import build_bridge_server, build_registry
 
     fake = _shop()

@@ -18,27 +18,29 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import httpx
+import mcp_types
 
 from bridge.calls.longrunning import DEFAULT_DEADLINE, DEFAULT_WAIT
 from bridge.calls.longrunning.status import DEFAULT_STATUS_HEADERS, Reading, read_status
-from bridge.contract.catalogue import LongRunning
+from bridge.contract.catalogue import LongRunning, ToolEntry
 from bridge.results.trim import OFF_LOOP_BYTES
+from bridge.secrets.credentials import Credentials
 from bridge.tools.errors import ToolError, UnsafeRequestError, UpstreamError
 from bridge.upstream.client import UpstreamResponse
 from bridge.upstream.redirects import redirect_target
 from bridge.upstream.retry import parse_retry_after
 
 if TYPE_CHECKING:
-    from bridge.calls.operation import CallContext, OperationCall
+    from bridge.calls.context import ApiResponse, CallContext
     from bridge.contract.expressions.links import LinkSource
 
-__all__ = ["FollowSettings", "OperationFailed", "OperationPending", "Pending", "status_url"]
+__all__ = ["FollowSettings", "OperationFailed", "OperationPending", "Pending", "StartedCall", "status_url"]
 
 logger = logging.getLogger("bridge.longrunning.follow")
 
@@ -64,6 +66,52 @@ class FollowSettings:
     cancel_timeout: float = 10.0
 
 
+class CallRuntime(Protocol):
+    """What following reads of the API's runtime (:class:`~bridge.calls.runtime.HttpRuntime`)."""
+
+    @property
+    def credentials(self) -> Credentials: ...
+
+    @property
+    def base_url(self) -> httpx.URL: ...
+
+
+class StartedCall(Protocol):
+    """The call that started an operation, as following it uses it.
+
+    The call core (:class:`bridge.calls.operation.OperationCall`) follows the operations it starts,
+    so following names what it needs of a call instead of importing the core back.
+    """
+
+    @property
+    def entry(self) -> ToolEntry: ...
+
+    @property
+    def operation(self) -> str: ...
+
+    @property
+    def runtime(self) -> CallRuntime: ...
+
+    def sibling(self, entry: ToolEntry) -> StartedCall:
+        """The call of another operation of the same API (its linked cancel)."""
+        ...
+
+    async def fetch(self, url: httpx.URL, context: CallContext, *, what: str = "status") -> UpstreamResponse: ...
+
+    def to_result(
+        self, response: UpstreamResponse, *, fields: Sequence[str] | None = None
+    ) -> mcp_types.CallToolResult: ...
+
+    async def __call__(
+        self,
+        arguments: Mapping[str, Any] | None,
+        context: CallContext,
+        *,
+        validated: bool = False,
+        raise_status: bool = True,
+    ) -> ApiResponse: ...
+
+
 class OperationPending(ToolError):
     """The budget ran out while the operation was still running; ``pending`` can be checked again."""
 
@@ -80,7 +128,7 @@ class OperationFailed(UpstreamError):
 class Pending:
     """One operation the bridge follows."""
 
-    call: OperationCall
+    call: StartedCall
     url: httpx.URL
     source: LinkSource
     started: float  # anyio.current_time()
@@ -209,7 +257,7 @@ def _failure(pending: Pending, response: UpstreamResponse) -> str:
     return f"{pending.call.operation}: the operation failed ({pending.state_text}). The API said: {excerpt}"
 
 
-def request_values(call: OperationCall, arguments: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def request_values(call: StartedCall, arguments: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The starting request's parameter values by location and wire name (what ``$request.*`` reads)."""
     values: dict[str, dict[str, Any]] = {"path": {}, "query": {}, "header": {}}
     for param in call.entry.binding.params:

@@ -14,11 +14,11 @@ from typing import Any
 import anyio
 import mcp_types
 
-from bridge.calls.http_tools import HttpRuntime
+from bridge.calls.context import CallContext, current_identity
 from bridge.calls.longrunning.follow import OperationPending
 from bridge.calls.longrunning.pending import pending_result
 from bridge.calls.longrunning.tracker import STATUS_TOOL, OperationTracker
-from bridge.calls.operation import CallContext, current_identity
+from bridge.calls.runtime import HttpRuntime
 from bridge.results.trim import OFF_LOOP_BYTES
 from bridge.tools.registry import Tool, ToolContext
 

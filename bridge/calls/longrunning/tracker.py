@@ -15,14 +15,16 @@ import logging
 import secrets
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
+from bridge.calls.context import CallContext
 from bridge.calls.longrunning.follow import (
     FollowSettings,
     OperationPending,
     Pending,
+    StartedCall,
     poll_until,
     request_values,
     schedule_next,
@@ -33,9 +35,6 @@ from bridge.contract.expressions.links import LinkError, LinkSource, evaluate
 from bridge.request.build import PreparedRequest
 from bridge.tools.errors import ToolError
 from bridge.upstream.client import UpstreamResponse
-
-if TYPE_CHECKING:
-    from bridge.calls.operation import CallContext, OperationCall
 
 __all__ = ["INSTRUCTIONS", "STATUS_TOOL", "OperationTracker"]
 
@@ -69,7 +68,7 @@ class OperationTracker:
 
     async def follow(
         self,
-        call: OperationCall,
+        call: StartedCall,
         response: UpstreamResponse,
         prepared: PreparedRequest,
         arguments: Mapping[str, Any],
@@ -151,8 +150,6 @@ class OperationTracker:
 
     async def cancel(self, pending: Pending, context: CallContext) -> bool:
         """Call the API's cancel operation for ``pending`` when its spec links one; True when it answered."""
-        from bridge.calls.operation import CallContext, OperationCall
-
         link = pending.settings.cancel
         entry = self._entries.get(link.tool) if link is not None else None
         if link is None or entry is None:
@@ -165,7 +162,7 @@ class OperationTracker:
         cancel_context = CallContext(surface=f"{context.surface} (cancel)", identity=context.identity)
         with anyio.move_on_after(self.settings.cancel_timeout):
             try:
-                answer = await OperationCall(entry, pending.call.runtime)(arguments, cancel_context)
+                answer = await pending.call.sibling(entry)(arguments, cancel_context)
             except ToolError as exc:
                 logger.warning("%s: the API's cancel operation failed: %s", pending.call.operation, exc)
                 return False
@@ -176,7 +173,7 @@ class OperationTracker:
 
 
 def _source(
-    call: OperationCall, prepared: PreparedRequest, arguments: Mapping[str, Any], response: UpstreamResponse
+    call: StartedCall, prepared: PreparedRequest, arguments: Mapping[str, Any], response: UpstreamResponse
 ) -> LinkSource:
     body: Any = None
     if prepared.content and (prepared.content_type or "").split(";")[0].strip().endswith("json"):

@@ -27,7 +27,7 @@ from bridge.contract.expressions import json_pointer as pointer
 from bridge.contract.expressions.json_path import Location, QueryError, compile_query
 from generator.issues import Issue, Level
 from generator.load.overlays.document import Overlay
-from generator.load.spec import SpecError
+from generator.load.reading import SpecError
 
 __all__ = ["MAX_ADDED_NODES", "QUERY_SECONDS", "VISITS_PER_NODE", "apply_overlays"]
 

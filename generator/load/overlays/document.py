@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.load import refs
-from generator.load.spec import SpecError, parse_document, read_file
+from generator.load.reading import SpecError, parse_document, read_file
 from generator.options import DEFAULT_MAX_SPEC_BYTES
 from generator.standards import Standard, schema_problems
 
