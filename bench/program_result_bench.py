@@ -77,7 +77,7 @@ async def _beside(big: Any, quick: Any, program: str) -> tuple[float, float, flo
 async def _measure(program: str, runs: int, package: Path) -> dict[str, Any]:
     from mcp import Client
 
-    from tests.codemode.harness import code_server
+    from tests.bridge.modes.codemode.harness import code_server
 
     rows = []
     async with code_server(package) as (server, _), Client(server) as big, Client(server) as quick:
@@ -139,7 +139,7 @@ def main() -> None:
     if args.worker:
         _worker(args)
         return
-    from tests.codemode.harness import petstore_package
+    from tests.bridge.modes.codemode.harness import petstore_package
 
     old_root = _old_root()
     rows = []

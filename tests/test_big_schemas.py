@@ -39,7 +39,7 @@ from bridge.serving.package import load_catalogue
 from generator.generate import generate
 from generator.options import GenerateOptions
 from tests.bridge.fake_upstream import FakeUpstream
-from tests.codemode.harness import code_client
+from tests.bridge.modes.codemode.harness import code_client
 
 UPSTREAM = "http://upstream.test"
 OPERATIONS = 12  # op0 writes an Envelope, op1 Recipients, op4 Document... (bench/synthetic_spec.py)

@@ -8,7 +8,7 @@ null and empty members of objects, and objects left empty by them, never array i
 kept root member) and its compact JSON, whose length is the size the budget counts
 (:func:`bridge.results.trim_walk.json_size`); it returns None as soon as something would be cut, or the
 value holds anything the walk treats with more care (non-JSON types, non-string keys, deep
-nesting), and the full walk runs as before. ``tests/bridge/test_trim_quick.py`` compares the two.
+nesting), and the full walk runs as before. ``tests/bridge/results/test_trim_quick.py`` compares the two.
 """
 
 from __future__ import annotations

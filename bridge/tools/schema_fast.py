@@ -8,7 +8,7 @@ tests that answer "valid" in a fraction of that.
 
 The quick check only ever says yes or "not sure": a value it does not accept goes through the
 full validator, which then finds the errors (or none) exactly as before. So it has to be sound,
-never more: whatever it accepts, jsonschema accepts (``tests/bridge/test_schema_fast.py`` compares
+never more: whatever it accepts, jsonschema accepts (``tests/bridge/tools/test_schema_fast.py`` compares
 the two on generated schemas and values). Hence the narrow ground it covers:
 
 - draft 2020-12 output validators only (no format is asserted on outputs, see

@@ -15,8 +15,8 @@ from bridge.serving.package import load_catalogue
 from generator.generate import build_catalogue, generate
 from generator.options import GenerateOptions
 from tests.bridge.fake_upstream import FakeUpstream, Recorded, Reply, make_reply
-from tests.codemode.harness import code_client, value
-from tests.codemode.harness import text as code_text
+from tests.bridge.modes.codemode.harness import code_client, value
+from tests.bridge.modes.codemode.harness import text as code_text
 from tests.workflows.harness import ENV, UPSTREAM, arazzo, served, shop_upstream, text, write
 from tests.workflows.test_runtime import ORDER_ITEM, _check
 
