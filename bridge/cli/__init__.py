@@ -3,6 +3,9 @@
 Exit codes: 0 ok, 1 errors (bad spec, failed generation), 2 usage. Each command lives in a module
 of its own, imported only when that command runs (click's lazy-group pattern), so ``mcp-bridge
 serve PACKAGE`` never loads the generator or its libraries.
+
+Public face (README "What you may import"): :func:`main` (the console script) and
+:func:`serve_package_main` (every generated ``server.py`` calls it).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import sys
 from pathlib import Path
 
 import click
+
+__all__ = ["main", "serve_package_main"]
 
 COMMANDS = {
     "generate": "bridge.cli.generate:generate",

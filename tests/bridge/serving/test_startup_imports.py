@@ -74,7 +74,8 @@ PROBE = """
 import json, sys, gc
 before = dict(sys.modules)
 threshold = gc.get_threshold(); enabled = gc.isenabled(); frozen = gc.get_freeze_count()
-import bridge, bridge.serving.assemble, bridge.calls.http_tools, bridge.server.handlers, bridge.tools.registry
+import bridge, bridge.serving.assemble, bridge.http_tools, bridge.server, bridge.tools
+import bridge.content, bridge.credentials, bridge.transports
 changed = sorted(k for k, v in before.items() if sys.modules.get(k) is not v)
 none_entries = sorted(k for k, v in sys.modules.items() if v is None and k not in before)
 print(json.dumps({
