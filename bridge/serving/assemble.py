@@ -32,6 +32,9 @@ from bridge.identity.token_exchange import ExchangeSettings, TokenExchanger
 from bridge.modes.discovery import CALL as DISCOVERY_CALL
 from bridge.modes.discovery import discovery_instructions, discovery_registry
 from bridge.modes.sandbox import Sandbox, SandboxLimits
+from bridge.ops.drain import serve_draining
+from bridge.ops.logs import configure_logging
+from bridge.ops.settings import OpsSettings
 from bridge.results.response_check import ResponseContract
 from bridge.results.trim import FIELDS_INSTRUCTIONS, TrimSettings
 from bridge.results.trim import INSTRUCTIONS as TRIM_INSTRUCTIONS
@@ -40,7 +43,8 @@ from bridge.server.handlers import build_server
 from bridge.server.info import server_identity
 from bridge.server.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS
 from bridge.server.tasks import TaskRunner
-from bridge.server.transports import ASGIApp, http_app, run_http, run_stdio
+from bridge.server.transports import ASGIApp, http_app, run_stdio
+from bridge.serving.operate import Operations
 from bridge.serving.package import apply_hooks, load_catalogue
 from bridge.serving.startup import base_url_source, startup_lines
 from bridge.serving.tuning import long_lived_objects
@@ -92,6 +96,7 @@ class ServeOptions:
     confirm: ConfirmSettings = field(default_factory=ConfirmSettings)  # --confirm, --confirm-fallback
     resources: bool = False  # --resources: GET operations as MCP resources and templates
     icons: tuple[IconSpec, ...] = ()  # --icon: replaces the package's icons
+    ops: OpsSettings = field(default_factory=OpsSettings)  # logs, telemetry, drain, workers, shared limits
 
 
 def load_target(
@@ -322,6 +327,7 @@ def build_bridge_server(
         icons=identity.sdk_icons(),
         confirmations=Confirmations(options.confirm, api=catalogue.title, redact=redact) if confirm else None,
         tasks=tasks,
+        opentelemetry=False,  # the SDK's per-message spans: --otel traces puts bridge.ops.observe in their place
     )
     if options.resources:
         if runtime is None:
@@ -396,14 +402,20 @@ def build_http_app(
 
 
 def serve_target(target: str, options: ServeOptions) -> int:
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    ops = options.ops
+    configure_logging(ops.log_format)
+    if ops.workers > 1 and ops.worker_index is None:
+        from bridge.ops.workers import supervise
+
+        return supervise(ops, host=options.host, port=options.port)
     try:
         with long_lived_objects():
             catalogue, package_dir = load_target(target, overlays=options.overlays, workflows=options.workflows)
             if not options.output_schemas:
                 catalogue = without_output_schemas(catalogue)
             runtime = build_runtime(catalogue, options, contract=response_contract(target, options))
+            operations = Operations(ops, api=catalogue.name)
+            runtime = operations.adopt(runtime)
             registry = build_registry(catalogue, runtime, package_dir)
             server = build_bridge_server(
                 catalogue,
@@ -416,6 +428,7 @@ def serve_target(target: str, options: ServeOptions) -> int:
                 sandbox=options.sandbox,
                 options=options,
             )
+            operations.install(server)
     except BridgeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -428,13 +441,20 @@ def serve_target(target: str, options: ServeOptions) -> int:
             return 1
         raise
     report_startup(catalogue, runtime, options, os.environ)
-    if options.transport == "http":
-        run_http(
-            build_http_app(server, registry, options),
-            host=options.host,
-            port=options.port,
-            forwarded_allow_ips=options.forwarded_allow_ips,
-        )
-    else:
-        anyio.run(run_stdio, server)
+    try:
+        if options.transport == "http":
+            operations.start_metrics_listener(options.host)
+            serve_draining(
+                operations.wrap(build_http_app(server, registry, options)),
+                host=options.host,
+                port=options.port,
+                forwarded_allow_ips=options.forwarded_allow_ips,
+                drain_timeout=ops.drain_timeout,
+                readiness=operations.readiness,
+                plain_logs=ops.log_format != "json",
+            )
+        else:
+            anyio.run(run_stdio, server)
+    finally:
+        operations.close()
     return 0
