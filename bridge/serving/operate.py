@@ -23,7 +23,10 @@ logger = logging.getLogger("bridge")
 class Operations:
     """The operations parts one serving process runs, made from its :class:`OpsSettings`."""
 
-    def __init__(self, settings: OpsSettings, *, api: str) -> None:
+    def __init__(
+        self, settings: OpsSettings, *, api: str, span_processor: Any = None, metric_reader: Any = None
+    ) -> None:
+        """``span_processor`` / ``metric_reader`` replace the OTLP exporters (tests use the SDK's in-memory ones)."""
         self.settings = settings
         self.readiness = Readiness()
         self.telemetry: Any = None
@@ -33,7 +36,12 @@ class Operations:
         if settings.traces or settings.otel_metrics:
             from bridge.ops.telemetry import start_telemetry
 
-            self.telemetry = start_telemetry(traces=settings.traces, metrics=settings.otel_metrics)
+            self.telemetry = start_telemetry(
+                traces=settings.traces,
+                metrics=settings.otel_metrics,
+                span_processor=span_processor,
+                metric_reader=metric_reader,
+            )
         recorders: list[Any] = []
         if settings.prometheus:
             from bridge.ops.metrics import PrometheusRecorder

@@ -101,3 +101,37 @@ async def exit_code(bridge: HttpBridge, timeout: float) -> int | None:
 
 def text(result: Any) -> str:
     return "".join(getattr(block, "text", "") for block in result.content)
+
+
+ENV = {"PETSTORE_API_KEY": DEMO_API_KEY}
+UPSTREAM = "http://pets.test/v1"
+
+
+@asynccontextmanager
+async def observed_server(
+    settings: Any, state: Gated, *, span_processor: Any = None, metric_reader: Any = None, **serve: Any
+) -> AsyncIterator[tuple[Any, Any]]:
+    """The petstore package served in memory with ``settings`` (OpsSettings), as ``serve`` assembles it,
+    its upstream the gated app through httpx's ASGI transport: ``(server, operations)``."""
+    import httpx
+
+    from bridge.serving.assemble import ServeOptions, build_bridge_server, build_registry, build_runtime
+    from bridge.serving.operate import Operations
+    from bridge.serving.package import load_catalogue
+    from tests.e2e.conftest import PACKAGE
+
+    catalogue = load_catalogue(PACKAGE)
+    options = ServeOptions(base_url=UPSTREAM, ops=settings, **serve)
+    operations = Operations(settings, api=catalogue.name, span_processor=span_processor, metric_reader=metric_reader)
+    transport = httpx.ASGITransport(app=gated_app(state))
+    runtime = operations.adopt(build_runtime(catalogue, options, environ=ENV, transport=transport))
+    async with runtime.upstream:
+        registry = build_registry(catalogue, runtime, PACKAGE)
+        server = build_bridge_server(
+            catalogue, registry, runtime=runtime, redact=runtime.credentials.redact, options=options
+        )
+        operations.install(server)
+        try:
+            yield server, operations
+        finally:
+            operations.close()
