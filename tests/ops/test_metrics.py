@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from prometheus_client.parser import text_string_to_metric_families
 
 from bridge.ops.settings import OpsSettings
@@ -44,7 +44,7 @@ async def test_outcomes_latency_upstream_statuses_and_limits_are_counted() -> No
         async with Client(server) as client:
             assert (await client.call_tool("getPet", {"petId": 1})).is_error is False
             assert (await client.call_tool("getPet", {"petId": "x"})).is_error is True  # a bad argument
-            with pytest.raises(Exception):
+            with pytest.raises(MCPError):
                 await client.call_tool("noSuchTool", {})  # a protocol error
             gate = state.hold()
             state.arrived = anyio.Event()
