@@ -19,7 +19,7 @@ import hashlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 from urllib.parse import urlsplit
@@ -155,11 +155,11 @@ class SharedLimits:
         rate_name: str | None = None,
         rate: float = 0.0,
         busy: str,
-        limited: str,
+        limited: Callable[[float], str],
     ) -> AsyncIterator[None]:
         """Hold one of ``limit`` slots of ``name`` (waiting up to ``wait`` s) and spend a rate token.
 
-        Raises TooManyConcurrentCalls (``busy``), RateLimitExceeded (``limited``) or
+        Raises TooManyConcurrentCalls (``busy``), RateLimitExceeded (``limited(seconds to wait)``) or
         SharedLimitsUnavailable; in each case nothing is sent.
         """
         leases = f"{self.prefix}:{name}:leases"
@@ -175,7 +175,7 @@ class SharedLimits:
                 break
             if code == -1:
                 seconds = wait_ms / 1000
-                raise RateLimitExceeded(limited.format(wait=max(seconds, 0.01)), retry_after=seconds)
+                raise RateLimitExceeded(limited(max(seconds, 0.01)), retry_after=seconds)
             if time.monotonic() + pause > deadline:
                 raise TooManyConcurrentCalls(busy)
             await anyio.sleep(pause)

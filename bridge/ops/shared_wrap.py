@@ -33,10 +33,13 @@ def share_upstream_limits(upstream: Any, shared: SharedLimits) -> None:
 
     async def send(request: Any) -> Any:
         op = request.operation
-        limited = (
-            f"{op}: the rate limit of {rate:g} calls per second for this operation was reached (across every "
-            "bridge process) and nothing was sent; retry in {wait:.2f} s."
-        )
+
+        def limited(wait: float) -> str:
+            return (
+                f"{op}: the rate limit of {rate:g} calls per second for this operation was reached (across every "
+                f"bridge process) and nothing was sent; retry in {wait:.2f} s."
+            )
+
         async with AsyncExitStack() as stack:
             try:
                 await stack.enter_async_context(
@@ -80,9 +83,11 @@ class SharedCallerLimits:
             f"You already have {self.max_concurrent} calls in flight, the most one user may have at once; "
             "wait for them to finish, then retry."
         )
-        limited = (
-            f"You reached your limit of {self.rate:g} calls per second; nothing was sent. Retry in {{wait:.2f}} s."
-        )
+        rate = self.rate
+
+        def limited(wait: float) -> str:
+            return f"You reached your limit of {rate:g} calls per second; nothing was sent. Retry in {wait:.2f} s."
+
         async with AsyncExitStack() as stack:
             try:
                 await stack.enter_async_context(
