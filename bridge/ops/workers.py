@@ -30,6 +30,15 @@ POLL = 0.1
 RESTART_PAUSE = 0.5  # between a crash and the restart, so a crash loop does not spin
 
 
+def _die_with_parent() -> None:
+    """In the worker, before it runs: SIGTERM (a drain) when the supervisor dies, even by SIGKILL (Linux)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def _ready(host: str, port: int) -> bool:
     connection = http.client.HTTPConnection("127.0.0.1" if host in ("", "0.0.0.0", "::") else host, port, timeout=1.0)
     try:
@@ -60,7 +69,7 @@ class Supervisor:
 
     def start(self, index: int) -> None:
         argv = [*self.argv, "--port", str(self.port + index), "--workers", "1", "--worker-index", str(index)]
-        self.children[index] = subprocess.Popen(argv, env=self.env)
+        self.children[index] = subprocess.Popen(argv, env=self.env, preexec_fn=_die_with_parent)
 
     def stop(self, index: int) -> int | None:
         child = self.children[index]
@@ -80,7 +89,7 @@ class Supervisor:
         if self.multiproc_dir is not None:
             from prometheus_client import multiprocess
 
-            multiprocess.mark_process_dead(child.pid)  # type: ignore[no-untyped-call]
+            multiprocess.mark_process_dead(child.pid, self.multiproc_dir)  # type: ignore[no-untyped-call]
 
     def wait_ready(self, index: int) -> bool:
         deadline = time.monotonic() + READY_TIMEOUT
