@@ -69,7 +69,7 @@ def _keep_sse_streams_on_signal() -> None:
     answers of calls in flight (an MCP call's answer is an SSE stream): it waits for the drain."""
     from sse_starlette.sse import AppStatus
 
-    AppStatus.disable_automatic_graceful_drain()
+    AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
 
 
 def _end_sse_streams() -> None:
