@@ -123,6 +123,12 @@ class Operations:
         start_http_server(self.settings.metrics_port, addr=host, registry=registry)
         logger.info("Prometheus metrics on http://%s:%d/metrics", host, self.settings.metrics_port)
 
+    async def aclose(self) -> None:
+        """Close the Redis pool (in the loop that used it), then what :meth:`close` closes."""
+        if self.shared is not None:
+            await self.shared.aclose()
+        self.close()
+
     def close(self) -> None:
         if self.telemetry is not None:
             # Flushing may wait on the collector: not on the event loop, and at most a few seconds.

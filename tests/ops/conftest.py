@@ -134,4 +134,4 @@ async def observed_server(
         try:
             yield server, operations
         finally:
-            operations.close()
+            await operations.aclose()

@@ -103,3 +103,40 @@ def test_json_log_lines_are_one_object_each_with_the_audit_fields_as_keys() -> N
         failed = logging.LogRecord("bridge", logging.ERROR, "x", 1, "broke\nhere", (), sys.exc_info())
     other = json.loads(formatter.format(failed))
     assert other["message"] == "broke\nhere" and "ValueError" in other["exception"]
+
+
+async def test_the_probes_answer_any_host_but_mcp_requests_still_meet_the_host_guard() -> None:
+    from bridge.server.handlers import build_server
+    from bridge.server.transports import http_app
+    from bridge.tools import Tool, ToolRegistry
+
+    async def run(args: dict[str, object], ctx: object) -> str:
+        return "ok"
+
+    registry = ToolRegistry([Tool(name="t", run=run, description="t tool")])
+    app = HealthRoutes(http_app(build_server(registry, name="s", version="1")), Readiness())
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://evil.example") as http:
+        probe = await http.get("/healthz")
+        mcp = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert probe.status_code == 200 and probe.text == "ok\n"
+    assert mcp.status_code == 403
+
+
+def test_with_everything_off_no_telemetry_metrics_or_redis_code_is_loaded() -> None:
+    import subprocess
+    import sys
+
+    program = """
+import sys, anyio
+from tests.ops.conftest import Gated, observed_server
+from bridge.ops.settings import OpsSettings
+async def main():
+    async with observed_server(OpsSettings(), Gated()) as (server, ops):
+        pass
+anyio.run(main)
+names = ("bridge.ops.observe", "bridge.ops.instrument", "bridge.ops.metrics", "bridge.ops.telemetry",
+         "bridge.ops.shared_limits", "opentelemetry.sdk", "prometheus_client", "redis")
+print(",".join(n for n in names if n in sys.modules))
+"""
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "", out.stdout

@@ -17,7 +17,7 @@ from bridge.tools.errors import RateLimitExceeded, TooManyConcurrentCalls
 from bridge.upstream.limits import CallerLimits
 from tests.ops.conftest import Gated, observed_server, text
 from tests.services.processes import free_port
-from tests.services.redis import RedisServer, running_redis
+from tests.services.redis import RedisServer, command, running_redis
 
 pytestmark = pytest.mark.anyio
 
@@ -30,8 +30,6 @@ def redis() -> Iterator[RedisServer]:
 
 @pytest.fixture(autouse=True)
 def _fresh(redis: RedisServer) -> None:
-    from tests.services.redis import command
-
     command(redis.port, "FLUSHALL")
 
 
@@ -65,8 +63,6 @@ async def test_a_concurrency_limit_of_k_holds_across_processes_and_frees_its_slo
     assert state.peak == 2 and state.requests == 3
     assert refused.is_error is True and "across every bridge process" in text(refused)
     assert after.is_error is False
-    from tests.services.redis import command
-
     leases = [k for k in command(redis.port, "KEYS", "*leases").split(b"\r\n") if b"leases" in k]
     assert all(command(redis.port, "ZCARD", k.decode()).strip() == b":0" for k in leases)
 
@@ -125,6 +121,10 @@ async def test_per_user_limits_hold_across_processes_and_users_do_not_share_them
         with pytest.raises(RateLimitExceeded, match="5 calls per second"):
             async with first.slot("carol"):
                 pass
+        keys = command(redis.port, "KEYS", "*")
+        named = [name for name in (b"alice", b"bob", b"carol") if name in keys]
+        assert b"user:" in keys
+        assert named == []  # subjects are hashed
     finally:
         for s in shared:
             await s.aclose()
