@@ -182,8 +182,8 @@ def bridge(
                 wait_port(base + offset, START_TIMEOUT, proc)
             import psutil
 
-            pids = [child.pid for child in psutil.Process(proc.pid).children()]
-            yield Served(name, [base + i for i in range(workers)], pids, supervisor=proc)
+            pids = [child.pid for child in psutil.Process(proc.pid).children()] if workers > 1 else [proc.pid]
+            yield Served(name, [base + i for i in range(workers)], pids, supervisor=proc if workers > 1 else None)
         return
     with contextlib.ExitStack() as stack:
         pids = []
@@ -343,6 +343,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "",
         throughput_table(rows),
     ]
+    if args.only is None:
+        from bench.scale_faults import fault_table, limit_table, run_kill, run_limit, run_rolling
+
+        body += ["", "## A shared limit across three workers", "", limit_table(run_limit())]
+        faults = [run(protocol) for run in (run_kill, run_rolling) for protocol in ("session", "modern")]
+        body += ["", "## A killed worker, a rolling restart", "", fault_table(faults)]
+        body += ["", f"Load average after the fault scenarios: {load_average()}."]
     print("\n".join(body))
     REPORT.write_text(
         "# Scale-out load bench\n\n" + (__doc__ or "").split("\n\n", 1)[0] + "\n\n" + "\n".join(body) + "\n"

@@ -27,8 +27,8 @@ def share_upstream_limits(upstream: Any, shared: SharedLimits) -> None:
     upstream.rate_limit = RateLimit(0)
     inner = upstream.send
     busy = (
-        f"{upstream.name}: all {limit} slots for calls to this API stayed busy for {wait:g} s (the limit holds "
-        "across every bridge process); nothing was sent. Retry in a moment, or make fewer calls at once."
+        f"too many concurrent calls to {upstream.name}; retry shortly. (mcp-bridge runs at most {limit} calls to "
+        f"this API at once across every bridge process, none was free for {wait:g} s, and nothing was sent.)"
     )
 
     async def send(request: Any) -> Any:
