@@ -187,7 +187,10 @@ class SharedLimits:
             yield
         finally:
             if limit > 0:
-                self._held[leases].pop(lease, None)
+                held = self._held[leases]
+                held.pop(lease, None)
+                if not held:  # one entry per key with a slot held: no growth with the number of users
+                    del self._held[leases]
                 with anyio.CancelScope(shield=True):
                     try:
                         with anyio.fail_after(REDIS_TIMEOUT * 2):

@@ -32,7 +32,6 @@ from bridge.identity.token_exchange import ExchangeSettings, TokenExchanger
 from bridge.modes.discovery import CALL as DISCOVERY_CALL
 from bridge.modes.discovery import discovery_instructions, discovery_registry
 from bridge.modes.sandbox import Sandbox, SandboxLimits
-from bridge.ops.drain import serve_draining
 from bridge.ops.logs import configure_logging
 from bridge.ops.settings import OpsSettings
 from bridge.results.response_check import ResponseContract
@@ -443,6 +442,8 @@ def serve_target(target: str, options: ServeOptions) -> int:
     report_startup(catalogue, runtime, options, os.environ)
     try:
         if options.transport == "http":
+            from bridge.ops.drain import serve_draining  # uvicorn: not loaded for stdio
+
             operations.start_metrics_listener(options.host)
             serve_draining(
                 operations.wrap(build_http_app(server, registry, options)),
