@@ -91,6 +91,17 @@ class Served:
     pids: list[int]
     supervisor: subprocess.Popen[bytes] | None = None
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU of the server's processes so far (workers, not the supervisor)."""
+        import psutil
+
+        total = 0.0
+        for pid in self.pids:
+            with contextlib.suppress(psutil.Error):
+                times = psutil.Process(pid).cpu_times()
+                total += times.user + times.system
+        return total
+
     def rss_mb(self) -> list[float]:
         import psutil
 
@@ -239,6 +250,7 @@ def load(url: str, protocol: str, *, clients: int = CLIENTS, duration: float = D
 class Row:
     runs: list[dict[str, Any]] = field(default_factory=list)
     rss: list[list[float]] = field(default_factory=list)
+    cpu_ms: list[float] = field(default_factory=list)  # server CPU per ok call: like for like when the load is capped
 
     def calls_per_second(self) -> float:
         return statistics.median(len(r["latencies_ms"]) / r["seconds"] for r in self.runs)
@@ -280,9 +292,12 @@ def run_throughput(rounds: int, duration: float) -> tuple[dict[tuple[str, str], 
                     with server as served, behind_nginx(served) as nginx:
                         url = f"{nginx.url}/mcp"
                         load(url, protocol, duration=WARMUP)
+                        cpu_before = served.cpu_seconds()
                         result = load(url, protocol, duration=duration)
+                        cpu = served.cpu_seconds() - cpu_before
                         row = rows.setdefault((protocol, served.name), Row())
                         row.runs.append(result)
+                        row.cpu_ms.append(1000 * cpu / max(result["outcomes"].get("ok", 0), 1))
                         row.rss.append(served.rss_mb())
                     rate = len(result["latencies_ms"]) / result["seconds"]
                     print(f"  {PROTOCOL_NAMES[protocol]:24} {served.name:24} {rate:8.0f} calls/s  {result['outcomes']}")
@@ -304,6 +319,7 @@ def throughput_table(rows: dict[tuple[str, str], Row]) -> str:
             table.append([
                 PROTOCOL_NAMES[protocol], name, f"{cps:,.0f}" + (" **best**" if cps == best else ""), ratio,
                 f"{row.percentile(0.50):.1f}", f"{row.percentile(0.99):.1f}", row.errors(), row.calls(), f"{rss:.0f}",
+                f"{statistics.median(row.cpu_ms):.2f}" if row.cpu_ms else "n/a",
             ])  # fmt: skip
     return md_table(
         [
@@ -316,9 +332,10 @@ def throughput_table(rows: dict[tuple[str, str], Row]) -> str:
             "errors",
             "ok calls",
             "RSS/worker MiB",
+            "server CPU ms/call",
         ],
         table,
-        "llrrrrrrr",
+        "llrrrrrrrr",
     )
 
 

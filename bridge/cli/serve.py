@@ -355,7 +355,8 @@ def serve(
     from bridge.calls.longrunning.follow import FollowSettings
     from bridge.confirm.policy import ConfirmSettings
     from bridge.contract.icons import IconError, icon_from_option
-    from bridge.serving.assemble import ServeOptions, serve_target
+    from bridge.serving.assemble import ServeOptions
+    from bridge.serving.process import serve_target
 
     try:
         icon_specs = tuple(icon_from_option(icon) for icon in icons)

@@ -5,14 +5,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import httpx
 from mcp.server.lowlevel import Server
 
@@ -32,7 +30,6 @@ from bridge.identity.token_exchange import ExchangeSettings, TokenExchanger
 from bridge.modes.discovery import CALL as DISCOVERY_CALL
 from bridge.modes.discovery import discovery_instructions, discovery_registry
 from bridge.modes.sandbox import Sandbox, SandboxLimits
-from bridge.ops.logs import configure_logging
 from bridge.ops.settings import OpsSettings
 from bridge.results.response_check import ResponseContract
 from bridge.results.trim import FIELDS_INSTRUCTIONS, TrimSettings
@@ -42,11 +39,9 @@ from bridge.server.handlers import build_server
 from bridge.server.info import server_identity
 from bridge.server.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS
 from bridge.server.tasks import TaskRunner
-from bridge.server.transports import ASGIApp, http_app, run_stdio
-from bridge.serving.operate import Operations
+from bridge.server.transports import ASGIApp, http_app
 from bridge.serving.package import apply_hooks, load_catalogue
 from bridge.serving.startup import base_url_source, startup_lines
-from bridge.serving.tuning import long_lived_objects
 from bridge.tools.argument_size import DEFAULT_MAX_ARGUMENT_BYTES
 from bridge.tools.errors import BridgeError
 from bridge.tools.registry import ToolRegistry
@@ -398,64 +393,3 @@ def build_http_app(
         call_requirement=call_requirement,
         verifier=verifier,
     )
-
-
-def serve_target(target: str, options: ServeOptions) -> int:
-    ops = options.ops
-    configure_logging(ops.log_format)
-    if ops.workers > 1 and ops.worker_index is None:
-        from bridge.ops.workers import supervise
-
-        return supervise(ops, host=options.host, port=options.port)
-    try:
-        with long_lived_objects():
-            catalogue, package_dir = load_target(target, overlays=options.overlays, workflows=options.workflows)
-            if not options.output_schemas:
-                catalogue = without_output_schemas(catalogue)
-            runtime = build_runtime(catalogue, options, contract=response_contract(target, options))
-            operations = Operations(ops, api=catalogue.name)
-            runtime = operations.adopt(runtime)
-            registry = build_registry(catalogue, runtime, package_dir)
-            server = build_bridge_server(
-                catalogue,
-                registry,
-                mode=options.mode,
-                redact=runtime.credentials.redact,
-                max_argument_bytes=options.max_argument_bytes,
-                runtime=runtime,
-                package_dir=package_dir,
-                sandbox=options.sandbox,
-                options=options,
-            )
-            operations.install(server)
-    except BridgeError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except Exception as exc:  # a bad spec or hooks file: one line, not a traceback
-        from generator.issues import GenerationError
-        from generator.load.reading import SpecError
-
-        if isinstance(exc, SpecError | GenerationError):
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
-        raise
-    report_startup(catalogue, runtime, options, os.environ)
-    try:
-        if options.transport == "http":
-            from bridge.ops.drain import serve_draining  # uvicorn: not loaded for stdio
-
-            operations.start_metrics_listener(options.host)
-            serve_draining(
-                operations.wrap(build_http_app(server, registry, options)),
-                host=options.host,
-                port=options.port,
-                forwarded_allow_ips=options.forwarded_allow_ips,
-                drain_timeout=ops.drain_timeout,
-                readiness=operations.readiness,
-                plain_logs=ops.log_format != "json",
-            )
-        else:
-            anyio.run(run_stdio, server)
-    finally:
-        operations.close()
-    return 0

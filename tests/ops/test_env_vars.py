@@ -24,7 +24,7 @@ def seen(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         got["target"], got["options"] = target, options
         return 0
 
-    monkeypatch.setattr("bridge.serving.assemble.serve_target", fake_serve)
+    monkeypatch.setattr("bridge.serving.process.serve_target", fake_serve)
     for name in [n for n in __import__("os").environ if n.startswith(("MCP_BRIDGE_", "OTEL_"))]:
         monkeypatch.delenv(name)
     return got
