@@ -64,6 +64,7 @@ LAZY_GENERATOR_USERS = {
     "bridge.cli.costs",
     "bridge.cli.demo",
     "bridge.serving.assemble",
+    "bridge.serving.process",
     "bridge.modes.stubsource",
 }
 EAGER_GENERATOR_USERS = {"bridge.cli.generate"}

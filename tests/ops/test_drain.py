@@ -64,26 +64,32 @@ async def test_an_idle_session_with_its_stream_open_does_not_hold_the_drain(tmp_
 
 
 async def test_a_call_that_outlasts_the_drain_deadline_is_cut_and_the_process_still_exits_0(tmp_path: Path) -> None:
+    from bench.mcp_load import Broken, Results
+    from bench.mcp_load import Client as RawClient
+
     async with gated_upstream() as upstream, bridge_on(upstream, tmp_path, "--drain-timeout", "0.5") as bridge:
         upstream.hold()  # never opened
+        outcome: list[str] = []
         with anyio.fail_after(WAIT):
-            async with Client(bridge.url, mode="auto") as client:
-                async with anyio.create_task_group() as tg:
+            client = RawClient(bridge.url, "modern", Results(), 1)  # a bare client: the cut is its to see
+            await client.connection.open()
 
-                    async def call() -> None:
-                        try:
-                            await client.call_tool("getPet", {"petId": 3})
-                        except Exception:
-                            pass  # the stream is cut: the call has no answer
+            async def call() -> None:
+                try:
+                    outcome.append(await client.call())
+                except Broken as exc:
+                    outcome.append(f"cut: {exc}")
 
-                    tg.start_soon(call)
-                    await upstream.arrived.wait()
-                    started = anyio.current_time()
-                    bridge.process.send_signal(signal.SIGTERM)
-                    code = await exit_code(bridge, WAIT)
-                    took = anyio.current_time() - started
-                    tg.cancel_scope.cancel()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                await upstream.arrived.wait()
+                started = anyio.current_time()
+                bridge.process.send_signal(signal.SIGTERM)
+                code = await exit_code(bridge, WAIT)
+                took = anyio.current_time() - started
+            client.connection.close()
         stderr = bridge.stderr()
     assert code == 0
     assert 0.4 < took < 10
+    assert len(outcome) == 1 and outcome[0].startswith("cut")
     assert "drain deadline (0.5 s) reached: 1 request(s) cut off" in stderr
