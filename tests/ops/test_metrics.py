@@ -114,3 +114,22 @@ async def test_a_real_bridge_serves_prometheus_on_its_own_port_and_otlp_metrics_
     found: dict[Any, float] = samples(text)
     assert found[("mcp_bridge_tool_calls_total", (("outcome", "ok"), ("tool", "getPet")))] == 1
     assert {"mcp_bridge_tool_call_duration", "mcp_bridge_upstream_requests"} <= sink.metric_names()
+
+
+async def test_token_exchange_lookups_are_counted_as_cache_hits_and_misses() -> None:
+    from bridge.ops.instrument import observe_exchanger
+    from bridge.ops.metrics import PrometheusRecorder
+    from tests.bridge.identity.test_token_exchange import TokenEndpoint, exchanger
+
+    endpoint = TokenEndpoint()
+    made = exchanger(endpoint)
+    recorder = PrometheusRecorder()
+    observe_exchanger(made, recorder)
+    first = await made.token_for("alice", "tok-a-0123456789", ("pets:read",))
+    again = await made.token_for("alice", "tok-a-0123456789", ("pets:read",))
+    other = await made.token_for("bob", "tok-b-0123456789", ("pets:read",))
+    body, _ = recorder.exposition()
+    found = samples(body.decode())
+    assert first == again != other and len(endpoint.exchanges) == 2
+    assert found[("mcp_bridge_token_exchange_cache_total", (("result", "miss"),))] == 2
+    assert found[("mcp_bridge_token_exchange_cache_total", (("result", "hit"),))] == 1
