@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast lint typecheck pytest bench bench-tasks corpus prism load golden clean
+.PHONY: setup services demo test test-fast lint typecheck pytest bench bench-tasks corpus prism load golden clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+# Debian's nginx and redis-server for the scale-out tests and `make load` (apt-get when missing; root on CI).
+services: $(STAMP)
+	$(BIN)/python -m tests.services.install
+
+pytest: $(STAMP) services
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest
@@ -61,8 +65,10 @@ bench: $(BENCH_STAMP)
 bench-tasks: $(BENCH_STAMP)
 	$(BIN)/python -m bench.tasks
 
-load: $(BENCH_STAMP)
+# The in-process limits test, then nginx in front of 1, 2 and 3 workers (bench/LOAD.md, bench/SCALE.md).
+load: $(BENCH_STAMP) services
 	$(BIN)/python -m bench.load_test
+	$(BIN)/python -m bench.scale_bench
 
 prism: $(BENCH_STAMP)
 	$(BIN)/python -m bench.prism --set all

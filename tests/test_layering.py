@@ -1,7 +1,7 @@
 """The import layering (README "Layout"): each folder imports only the folders below it, in one order.
 
     bridge/     contract < tools < confirm < secrets < identity < server < request < upstream
-                < results < calls < workflows < resources < modes < serving < cli < the public face
+                < results < calls < workflows < resources < modes < ops < serving < cli < the public face
     generator/  issues < options < workers < standards < load < parse < shape < workflows < emit < generate
 
 ``bridge.contract`` is what the two halves share: the generator imports nothing else of the runtime,
@@ -38,6 +38,7 @@ BRIDGE_ORDER = (
     "workflows",
     "resources",
     "modes",
+    "ops",
     "serving",
     "cli",
 )
@@ -63,6 +64,7 @@ LAZY_GENERATOR_USERS = {
     "bridge.cli.costs",
     "bridge.cli.demo",
     "bridge.serving.assemble",
+    "bridge.serving.process",
     "bridge.modes.stubsource",
 }
 EAGER_GENERATOR_USERS = {"bridge.cli.generate"}

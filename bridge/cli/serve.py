@@ -6,11 +6,13 @@ Imports nothing of the generator unless the target is a spec (``bridge.serving.a
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
 from bridge.calls.longrunning import DEFAULT_DEADLINE, DEFAULT_WAIT
 from bridge.cli import err as _err
+from bridge.cli.ops_options import ops_options, ops_settings, with_env_vars
 from bridge.confirm.policy import DEFAULT_TIMEOUT as DEFAULT_CONFIRM_TIMEOUT
 from bridge.modes.sandbox import DEFAULT_MAX_CALLS, DEFAULT_MEMORY_BYTES, DEFAULT_WALL_SECONDS, SandboxLimits
 from bridge.results.trim import DEFAULT_MAX_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_STRING
@@ -33,7 +35,11 @@ def forwarded_networks(value: str) -> tuple[str, ...]:
     return entries
 
 
-@click.command()
+@with_env_vars
+@click.command(
+    epilog="Every option can also be set by an environment variable, MCP_BRIDGE_<OPTION> (shown beside it; "
+    "MCP_BRIDGE_TARGET for TARGET); the command line wins."
+)
 @click.argument("target")
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
@@ -263,6 +269,7 @@ def forwarded_networks(value: str) -> tuple[str, ...]:
     show_default=True,
     help="HTTP: sessions one client (token identity, else peer address) may hold.",
 )
+@ops_options
 def serve(
     target: str,
     transport: str,
@@ -315,6 +322,7 @@ def serve(
     max_user_calls_per_second: float,
     max_sessions: int,
     max_sessions_per_client: int,
+    **ops_values: Any,
 ) -> None:
     """Serve TARGET over MCP: a generated package folder, or a spec file (generated in memory)."""
     import os
@@ -322,6 +330,7 @@ def serve(
     from bridge.serving.tuning import prepare_serving_process
 
     prepare_serving_process()  # first: before anything imports httpx
+    ops = ops_settings(ops_values, transport=transport)
     from bridge.identity.auth_options import AuthOptions, client_auth_from_options, exchange_from_options
 
     auth_options = AuthOptions(
@@ -346,7 +355,8 @@ def serve(
     from bridge.calls.longrunning.follow import FollowSettings
     from bridge.confirm.policy import ConfirmSettings
     from bridge.contract.icons import IconError, icon_from_option
-    from bridge.serving.assemble import ServeOptions, serve_target
+    from bridge.serving.assemble import ServeOptions
+    from bridge.serving.process import serve_target
 
     try:
         icon_specs = tuple(icon_from_option(icon) for icon in icons)
@@ -403,5 +413,6 @@ def serve(
         resources=resources,
         icons=icon_specs,
         long_running=FollowSettings(wait=async_wait, deadline=max(async_deadline, async_wait)),
+        ops=ops,
     )
     sys.exit(serve_target(target, options))

@@ -5,14 +5,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import httpx
 from mcp.server.lowlevel import Server
 
@@ -32,6 +30,7 @@ from bridge.identity.token_exchange import ExchangeSettings, TokenExchanger
 from bridge.modes.discovery import CALL as DISCOVERY_CALL
 from bridge.modes.discovery import discovery_instructions, discovery_registry
 from bridge.modes.sandbox import Sandbox, SandboxLimits
+from bridge.ops.settings import OpsSettings
 from bridge.results.response_check import ResponseContract
 from bridge.results.trim import FIELDS_INSTRUCTIONS, TrimSettings
 from bridge.results.trim import INSTRUCTIONS as TRIM_INSTRUCTIONS
@@ -40,10 +39,9 @@ from bridge.server.handlers import build_server
 from bridge.server.info import server_identity
 from bridge.server.sessions import DEFAULT_MAX_PER_CLIENT, DEFAULT_MAX_SESSIONS
 from bridge.server.tasks import TaskRunner
-from bridge.server.transports import ASGIApp, http_app, run_http, run_stdio
+from bridge.server.transports import ASGIApp, http_app
 from bridge.serving.package import apply_hooks, load_catalogue
 from bridge.serving.startup import base_url_source, startup_lines
-from bridge.serving.tuning import long_lived_objects
 from bridge.tools.argument_size import DEFAULT_MAX_ARGUMENT_BYTES
 from bridge.tools.errors import BridgeError
 from bridge.tools.registry import ToolRegistry
@@ -92,6 +90,7 @@ class ServeOptions:
     confirm: ConfirmSettings = field(default_factory=ConfirmSettings)  # --confirm, --confirm-fallback
     resources: bool = False  # --resources: GET operations as MCP resources and templates
     icons: tuple[IconSpec, ...] = ()  # --icon: replaces the package's icons
+    ops: OpsSettings = field(default_factory=OpsSettings)  # logs, telemetry, drain, workers, shared limits
 
 
 def load_target(
@@ -322,6 +321,7 @@ def build_bridge_server(
         icons=identity.sdk_icons(),
         confirmations=Confirmations(options.confirm, api=catalogue.title, redact=redact) if confirm else None,
         tasks=tasks,
+        opentelemetry=False,  # the SDK's per-message spans: --otel traces puts bridge.ops.observe in their place
     )
     if options.resources:
         if runtime is None:
@@ -393,48 +393,3 @@ def build_http_app(
         call_requirement=call_requirement,
         verifier=verifier,
     )
-
-
-def serve_target(target: str, options: ServeOptions) -> int:
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    try:
-        with long_lived_objects():
-            catalogue, package_dir = load_target(target, overlays=options.overlays, workflows=options.workflows)
-            if not options.output_schemas:
-                catalogue = without_output_schemas(catalogue)
-            runtime = build_runtime(catalogue, options, contract=response_contract(target, options))
-            registry = build_registry(catalogue, runtime, package_dir)
-            server = build_bridge_server(
-                catalogue,
-                registry,
-                mode=options.mode,
-                redact=runtime.credentials.redact,
-                max_argument_bytes=options.max_argument_bytes,
-                runtime=runtime,
-                package_dir=package_dir,
-                sandbox=options.sandbox,
-                options=options,
-            )
-    except BridgeError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except Exception as exc:  # a bad spec or hooks file: one line, not a traceback
-        from generator.issues import GenerationError
-        from generator.load.reading import SpecError
-
-        if isinstance(exc, SpecError | GenerationError):
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
-        raise
-    report_startup(catalogue, runtime, options, os.environ)
-    if options.transport == "http":
-        run_http(
-            build_http_app(server, registry, options),
-            host=options.host,
-            port=options.port,
-            forwarded_allow_ips=options.forwarded_allow_ips,
-        )
-    else:
-        anyio.run(run_stdio, server)
-    return 0

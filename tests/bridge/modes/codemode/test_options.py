@@ -41,7 +41,7 @@ def test_serve_flags_set_the_program_limits(monkeypatch: pytest.MonkeyPatch) -> 
         seen["options"] = options
         return 0
 
-    monkeypatch.setattr("bridge.serving.assemble.serve_target", fake_serve)
+    monkeypatch.setattr("bridge.serving.process.serve_target", fake_serve)
     arguments = ["serve", str(GENERATED_DIR / "petstore"), "--mode", "code", "--program-timeout", "3"]
     arguments += ["--program-memory", "16", "--program-max-calls", "7"]
     result = CliRunner().invoke(cli, arguments)

@@ -1,0 +1,1 @@
+"""Production operations: health, graceful drain, logs, traces, metrics, shared limits and workers (all opt-in)."""

@@ -1,0 +1,86 @@
+"""``serve``'s process: logging, workers, the server assembled from its target, then stdio or HTTP until stopped."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import anyio
+
+from bridge.ops.logs import configure_logging
+from bridge.server.transports import run_stdio
+from bridge.serving.assemble import (
+    ServeOptions,
+    build_bridge_server,
+    build_http_app,
+    build_registry,
+    build_runtime,
+    load_target,
+    report_startup,
+    response_contract,
+    without_output_schemas,
+)
+from bridge.serving.operate import Operations
+from bridge.serving.tuning import long_lived_objects
+from bridge.tools.errors import BridgeError
+
+
+def serve_target(target: str, options: ServeOptions) -> int:
+    ops = options.ops
+    configure_logging(ops.log_format)
+    if ops.workers > 1 and ops.worker_index is None:
+        from bridge.ops.workers import supervise
+
+        return supervise(ops, host=options.host, port=options.port)
+    try:
+        with long_lived_objects():
+            catalogue, package_dir = load_target(target, overlays=options.overlays, workflows=options.workflows)
+            if not options.output_schemas:
+                catalogue = without_output_schemas(catalogue)
+            runtime = build_runtime(catalogue, options, contract=response_contract(target, options))
+            operations = Operations(ops, api=catalogue.name)
+            runtime = operations.adopt(runtime)
+            registry = build_registry(catalogue, runtime, package_dir)
+            server = build_bridge_server(
+                catalogue,
+                registry,
+                mode=options.mode,
+                redact=runtime.credentials.redact,
+                max_argument_bytes=options.max_argument_bytes,
+                runtime=runtime,
+                package_dir=package_dir,
+                sandbox=options.sandbox,
+                options=options,
+            )
+            operations.install(server)
+    except BridgeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # a bad spec or hooks file: one line, not a traceback
+        from generator.issues import GenerationError
+        from generator.load.reading import SpecError
+
+        if isinstance(exc, SpecError | GenerationError):
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        raise
+    report_startup(catalogue, runtime, options, os.environ)
+    try:
+        if options.transport == "http":
+            from bridge.ops.drain import serve_draining  # uvicorn: not loaded for stdio
+
+            operations.start_metrics_listener(options.host)
+            serve_draining(
+                operations.wrap(build_http_app(server, registry, options)),
+                host=options.host,
+                port=options.port,
+                forwarded_allow_ips=options.forwarded_allow_ips,
+                drain_timeout=ops.drain_timeout,
+                readiness=operations.readiness,
+                plain_logs=ops.log_format != "json",
+            )
+        else:
+            anyio.run(run_stdio, server)
+    finally:
+        operations.close()
+    return 0
