@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m bridge.demo
+	$(BIN)/python -m bridge.cli.demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

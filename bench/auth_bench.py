@@ -49,9 +49,9 @@ async def _no_body() -> Message:
 
 async def overhead() -> tuple[list[float], dict[str, float], float]:
     """ms of CPU per call for each run; first sight of a token per algorithm; the audit line."""
-    from bridge.client_auth import ClientAuth, ClientTokenVerifier
-    from bridge.scopes import allows, call_requirement
-    from bridge.step_up import ScopeGuard
+    from bridge.identity.client_auth import ClientAuth, ClientTokenVerifier
+    from bridge.identity.scopes import allows, call_requirement
+    from bridge.identity.step_up import ScopeGuard
     from tests.identity import ISSUER, JWKS_URL, FakeAuthorizationServer
 
     server = FakeAuthorizationServer(audience=RESOURCE)
@@ -117,8 +117,9 @@ async def overhead() -> tuple[list[float], dict[str, float], float]:
 
 def audit_line_ms() -> float:
     """ms of CPU for one audit line, formatted by a stream handler (as ``serve`` logs it)."""
-    from bridge.calls import CallContext, Identity, OperationCall
-    from bridge.http_tools import HttpRuntime
+    from bridge.calls.context import CallContext, Identity
+    from bridge.calls.operation import OperationCall
+    from bridge.calls.runtime import HttpRuntime
     from tests.e2e.test_identity import catalogue
 
     audit = logging.getLogger("bridge.audit")
@@ -144,9 +145,9 @@ async def exchange_cache() -> dict[str, Any]:
     """1,000 calls of one user against the real oidc-provider: exchanges counted at the AS."""
     import httpx
 
-    from bridge.auth_options import ExchangeOptions
-    from bridge.client_auth import ClientAuth
-    from bridge.serve import ServeOptions, build_bridge_server, build_http_app, build_registry, build_runtime
+    from bridge.identity.auth_options import ExchangeOptions
+    from bridge.identity.client_auth import ClientAuth
+    from bridge.serving.assemble import ServeOptions, build_bridge_server, build_http_app, build_registry, build_runtime
     from tests.bridge.fake_upstream import catalogue_from_spec, entry_from_spec
     from tests.e2e.test_identity import Bridge
     from tests.oidc import BRIDGE_CLIENT, UPSTREAM_AUDIENCE, CheckingUpstream, pets_spec, running_provider

@@ -89,7 +89,7 @@ def _generate(spec: Path, out: Path, *, baseline: bool) -> tuple[float, float, f
 
 
 def _shown(package: Path) -> dict[str, Any]:
-    from bridge.catalogue import CATALOGUE_FILE
+    from bridge.contract.catalogue import CATALOGUE_FILE
 
     data = json.loads((package / CATALOGUE_FILE).read_text(encoding="utf-8"))
 

@@ -43,14 +43,14 @@ def _package(spec: Path) -> Path:
 
 
 async def _measure(package: Path | None) -> dict[str, float]:
-    from bridge.codemode import CodeMode
-    from bridge.errors import ToolError
-    from bridge.http_tools import HttpRuntime
-    from bridge.package import load_catalogue
-    from bridge.sandbox import Sandbox
-    from bridge.serve import build_registry
-    from bridge.stubsource import stub_source
-    from bridge.tools import ToolContext
+    from bridge.calls.runtime import HttpRuntime
+    from bridge.modes.codemode import CodeMode
+    from bridge.modes.sandbox import Sandbox
+    from bridge.modes.stubsource import stub_source
+    from bridge.serving.assemble import build_registry
+    from bridge.serving.package import load_catalogue
+    from bridge.tools.errors import ToolError
+    from bridge.tools.registry import ToolContext
 
     catalogue = load_catalogue(OUT)
     upstream: list[float] = []

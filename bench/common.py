@@ -105,7 +105,7 @@ def fake_environ(catalogue: Any) -> dict[str, str]:
             if var.role in ("client_id", "client_secret", "cert_file", "key_file", "key_password"):
                 continue  # (certificate files would have to exist)
             env[var.name] = {"username": "bench-user", "password": "bench-pass"}.get(var.role, "bench-secret-123")
-    from bridge.bound import bound_env_names
+    from bridge.secrets.bound import bound_env_names
 
     for name in bound_env_names(catalogue):  # bound parameters, body properties and static headers
         env.setdefault(name, "bench-bound-123")
@@ -114,8 +114,9 @@ def fake_environ(catalogue: Any) -> dict[str, str]:
 
 def wire_tools(catalogue: Any) -> list[Any]:
     """The ``mcp_types.Tool`` list the served package answers ``tools/list`` with."""
-    from bridge.http_tools import HttpRuntime, tools_from_catalogue
-    from bridge.server import wire_tool
+    from bridge.calls.http_tools import tools_from_catalogue
+    from bridge.calls.runtime import HttpRuntime
+    from bridge.server.handlers import wire_tool
 
     runtime = HttpRuntime.create(catalogue, base_url="http://127.0.0.1:9")
     return [wire_tool(tool) for tool in tools_from_catalogue(catalogue, runtime)]

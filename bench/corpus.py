@@ -61,7 +61,7 @@ WORKER_TIMEOUT = 1800
 
 
 def _deref(document: dict[str, Any], node: Any) -> Any:
-    from bridge.json_pointer import resolve
+    from bridge.contract.expressions.json_pointer import resolve
 
     hops = 0
     while isinstance(node, dict) and isinstance(node.get("$ref"), str) and hops < 50:
@@ -104,7 +104,7 @@ def _credential_params(document: dict[str, Any], op: dict[str, Any]) -> set[tupl
 
 def check_api(document: dict[str, Any], api: Any, catalogue: Any) -> dict[str, Any]:
     """The schema-correctness counts of one generated API (all zero when it is right)."""
-    from generator.schema_keywords import unresolved_refs
+    from generator.parse.schemas.keywords import unresolved_refs
 
     declared = declared_operations(document)
     by_label = {tool.operation: tool for tool in catalogue.tools}
@@ -166,10 +166,11 @@ def _digest(folder: Path) -> str:
 
 def examine(spec: Spec) -> dict[str, Any]:
     """Generate ``spec`` into a temporary package and check it (one worker's view)."""
-    from bridge.package import load_catalogue
+    from bridge.serving.package import load_catalogue
     from generator.generate import generate
     from generator.issues import GenerationError
-    from generator.load import SpecError, load_spec
+    from generator.load.reading import SpecError
+    from generator.load.spec import load_spec
     from generator.options import GenerateOptions
 
     row: dict[str, Any] = {"id": spec.id, "group": spec.group}

@@ -153,7 +153,7 @@ def report(synthetic: list[Timing], baseline: list[Timing], corpus: list[Timing]
         "the time above it divided by the operations, what each operation costs. Before, that cost also grew",
         "with the square of the definitions one tool schema carries (one pass over the whole schema per",
         "inlined definition; 445 s of 448 on a real spec), and exponentially with chains of reused schemas",
-        "(tests/generator/test_compact_scaling.py measures both).",
+        "(tests/generator/shape/test_compact_scaling.py measures both).",
         "",
         "| operations | seconds | ms per operation | before: seconds | before: ms per operation |",
         "|---:|---:|---:|---:|---:|",

@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bridge.http_tools import HttpSettings  # noqa: E402
-from bridge.package import load_catalogue  # noqa: E402
+from bridge.serving.package import load_catalogue  # noqa: E402
+from bridge.upstream.http_settings import HttpSettings  # noqa: E402
 from tests.security.fault_server import Attempt, Fault, FaultServer  # noqa: E402
 from tests.security.harness import bridge_client, result_text  # noqa: E402
 

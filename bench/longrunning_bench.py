@@ -1,6 +1,6 @@
 """What long-running operations, confirmations and resources cost: ``python -m bench.longrunning_bench``.
 
-Everything against the loopback jobs API (``tests/longrunning/jobs_upstream.py``, uvicorn on
+Everything against the loopback jobs API (``tests/bridge/calls/longrunning/jobs_upstream.py``, uvicorn on
 127.0.0.1, ``Retry-After: 0``), medians of repeated runs, the load average beside the figures:
 
 - **a status check**: the bridge following a job that needs 41 checks, minus one that needs 1,
@@ -28,11 +28,11 @@ import httpx
 import mcp_types
 
 from bench.common import StdioPeer, child_env, fmt, md_table, median
+from bridge.calls.longrunning.follow import FollowSettings
 from bridge.confirm.policy import ConfirmSettings
-from bridge.longrunning.follow import FollowSettings
-from bridge.serve import ServeOptions
-from tests.longrunning.harness import jobs_client
-from tests.longrunning.jobs_upstream import API_KEY, serve_jobs
+from bridge.serving.assemble import ServeOptions
+from tests.bridge.calls.longrunning.harness import jobs_client
+from tests.bridge.calls.longrunning.jobs_upstream import API_KEY, serve_jobs
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORT = ROOT / "bench" / "LONGRUNNING.md"

@@ -26,8 +26,8 @@ MODES = ("tools", "discovery", "code")
 
 
 async def _listed(package: Path, mode: str) -> tuple[list[dict[str, object]], str]:
-    from bridge.package import load_catalogue
-    from bridge.serve import ServeOptions, build_bridge_server, build_registry, build_runtime
+    from bridge.serving.assemble import ServeOptions, build_bridge_server, build_registry, build_runtime
+    from bridge.serving.package import load_catalogue
 
     catalogue = load_catalogue(package)
     runtime = build_runtime(catalogue, ServeOptions(), environ=fake_environ(catalogue))

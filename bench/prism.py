@@ -59,7 +59,7 @@ from bench.common import (
     oas_example_specs,
     replace_section,
 )
-from bridge.demo_upstream import free_port
+from bridge.cli.demo_upstream import free_port
 
 PRISM_BIN = TEST_NODE_MODULES / "@stoplight" / "prism-cli" / "dist" / "index.js"
 PRISM_MD = BENCH_DIR / "PRISM.md"
@@ -441,7 +441,7 @@ class ArgumentFactory:
     def __init__(self, schema: Mapping[str, Any]) -> None:
         from jsonschema.validators import validator_for
 
-        from bridge.formats import FORMAT_CHECKER
+        from bridge.contract.formats import FORMAT_CHECKER
 
         self.root = schema
         cls = validator_for(schema, default=__import__("jsonschema").Draft202012Validator)
@@ -1080,8 +1080,9 @@ async def _call_tools(
 ) -> None:
     from mcp import Client
 
-    from bridge.http_tools import HttpRuntime, HttpSettings
-    from bridge.serve import build_bridge_server, build_registry
+    from bridge.calls.runtime import HttpRuntime
+    from bridge.serving.assemble import build_bridge_server, build_registry
+    from bridge.upstream.http_settings import HttpSettings
 
     recorder = RecordingTransport()
     runtime = HttpRuntime.create(
@@ -1220,7 +1221,7 @@ def run_spec(
     log_dir: Path | None = None,
 ) -> SpecReport:
     """Generate, mock, serve and call every tool of ``spec``; bounded by ``budget`` seconds."""
-    from bridge.package import load_catalogue
+    from bridge.serving.package import load_catalogue
     from generator.generate import generate
 
     start = time.monotonic()

@@ -29,9 +29,10 @@ async def _profile(package: Path, tool_name: str, args: dict[str, object], body:
     import httpx
     import mcp_types
 
-    from bridge.http_tools import HttpRuntime, make_http_tool
-    from bridge.package import load_catalogue
-    from bridge.tools import ToolContext
+    from bridge.calls.http_tools import make_http_tool
+    from bridge.calls.runtime import HttpRuntime
+    from bridge.serving.package import load_catalogue
+    from bridge.tools.registry import ToolContext
 
     catalogue = load_catalogue(package)
 

@@ -77,7 +77,7 @@ async def _beside(big: Any, quick: Any, program: str) -> tuple[float, float, flo
 async def _measure(program: str, runs: int, package: Path) -> dict[str, Any]:
     from mcp import Client
 
-    from tests.codemode.harness import code_server
+    from tests.bridge.modes.codemode.harness import code_server
 
     rows = []
     async with code_server(package) as (server, _), Client(server) as big, Client(server) as quick:
@@ -139,7 +139,7 @@ def main() -> None:
     if args.worker:
         _worker(args)
         return
-    from tests.codemode.harness import petstore_package
+    from tests.bridge.modes.codemode.harness import petstore_package
 
     old_root = _old_root()
     rows = []
@@ -190,7 +190,8 @@ def _report(rows: list[tuple[str, dict[str, Any], dict[str, Any]]], runs: int, l
         "",
         "New: the value is bounded to what trimming can keep before anything redacts it (strings to the",
         "string cap plus 32 KiB, arrays past the item cap, nesting past 64 levels), then redacted, trimmed",
-        "and encoded in a worker thread (`bridge/program_result.py`, `bridge/redact_json.py`). Old: the whole",
+        "and encoded in a worker thread (`bridge/modes/program_result.py`, `bridge/secrets/redact_json.py`). "
+        "Old: the whole",
         "value was redacted on the event loop (one regex search over 14 MB for the escapes), and a list",
         "nested 100,000 deep was cut at 200 levels, which the official Python client cannot parse.",
         "What is left of the new stall is the sandbox's own conversion of the value into Python objects.",

@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bridge.catalogue import EnvVar, SecurityScheme
-from bridge.credentials import Credentials
+from bridge.contract.catalogue import EnvVar, SecurityScheme
+from bridge.secrets.credentials import Credentials
 
 RUNS = 7
 CAP = 1024 * 1024

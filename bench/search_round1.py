@@ -1,4 +1,4 @@
-"""The ranking of bridge/search.py before issue 20 (commit c57281e), kept so bench/search_bench.py
+"""The ranking of bridge/modes/search.py before issue 20 (commit c57281e), kept so bench/search_bench.py
 can measure before and after in one run on the same catalogue; not used by the bridge.
 
 Its own docstring, as it was:
@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bridge.catalogue import ToolEntry
+from bridge.contract.catalogue import ToolEntry
 
 __all__ = ["Round1Index"]
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import PYTHON, ROOT, StdioPeer, child_env, run_measured, started, wait_port
-from bridge.demo_upstream import free_port
+from bridge.cli.demo_upstream import free_port
 
 IMPORT_FLOOR = "import mcp.server.lowlevel, mcp.server.stdio"
 

@@ -75,8 +75,8 @@ async def _refused() -> float:
 
 
 async def _endless_program(package: Path) -> float:
-    from bridge.sandbox import SandboxLimits
-    from tests.codemode.harness import code_client
+    from bridge.modes.sandbox import SandboxLimits
+    from tests.bridge.modes.codemode.harness import code_client
 
     async with code_client(package, limits=SandboxLimits(wall_seconds=2.0)) as (client, _):
         await client.call_tool("run_code", {"code": "1"})  # the worker pool started
@@ -107,7 +107,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    from tests.codemode.harness import petstore_package
+    from tests.bridge.modes.codemode.harness import petstore_package
 
     with tempfile.TemporaryDirectory() as folder:
         figures = anyio.run(_measure, args.runs, petstore_package(Path(folder)))
@@ -120,7 +120,7 @@ def main() -> None:
         f"Load average when written: {load} (1 / 5 / 15 min) on {os.cpu_count()} cores, other sessions running.",
         "",
         "What the security tests check the cause of (tests/security/test_outbound_bounds.py,",
-        "test_retries.py, tests/codemode/test_sandbox_security.py), measured on the wall clock here.",
+        "test_retries.py, tests/bridge/modes/codemode/test_sandbox_security.py), measured on the wall clock here.",
         "",
         "| case | bound | median | worst | median over the bound |",
         "|---|---|---|---|---|",

@@ -4,7 +4,7 @@
 
 Counts are exact o200k_base tokens: the ranks come from the npm package ``tiktoken`` (pinned in
 bench/tokenizer/package.json, installed with ``npm ci`` on first use), rebuilt into tiktoken's rank
-file and checked against the SHA-256 tiktoken pins (bridge/tokens.py). Nothing is downloaded
+file and checked against the SHA-256 tiktoken pins (bridge/cli/tokens.py). Nothing is downloaded
 from anywhere else.
 
 Measured on GitHub's spec (@octokit/openapi, from tests/node):
@@ -73,10 +73,11 @@ def ensure_tokenizer() -> Path:
 
 
 def _registry_tools(catalogue: Any, *, discovery: bool = False) -> list[Any]:
-    from bridge.discovery import discovery_registry
-    from bridge.http_tools import HttpRuntime, tools_from_catalogue
-    from bridge.server import wire_tool
-    from bridge.tools import ToolRegistry
+    from bridge.calls.http_tools import tools_from_catalogue
+    from bridge.calls.runtime import HttpRuntime
+    from bridge.modes.discovery import discovery_registry
+    from bridge.server.handlers import wire_tool
+    from bridge.tools.registry import ToolRegistry
 
     runtime = HttpRuntime.create(catalogue, base_url="http://127.0.0.1:9", environ={})
     registry = ToolRegistry(tools_from_catalogue(catalogue, runtime))
@@ -115,7 +116,7 @@ def served_lists(counter: Any) -> dict[str, dict[str, Any]]:
 
 
 def _constraints(before_api: Any, compacted: Any) -> dict[str, dict[str, dict[str, int]]]:
-    from generator.compact import count_constraints
+    from generator.shape.compact import count_constraints
 
     out: dict[str, dict[str, dict[str, int]]] = {}
     for which, part in (("input_schema", "arguments"), ("output_schema", "result")):
@@ -258,8 +259,9 @@ async def _results(raw_api: Any, catalogue: Any, counter: Any, sample: int) -> d
     import mcp_types
     from jsonschema import Draft202012Validator
 
-    from bridge.http_tools import HttpRuntime, make_http_tool
-    from bridge.tools import ToolContext
+    from bridge.calls.http_tools import make_http_tool
+    from bridge.calls.runtime import HttpRuntime
+    from bridge.tools.registry import ToolContext
 
     raw_by_name = {op.tool_name: op for op in raw_api.operations}
     candidates = [
@@ -339,15 +341,15 @@ async def _results(raw_api: Any, catalogue: Any, counter: Any, sample: int) -> d
 
 
 def measure() -> dict[str, Any]:
-    from bridge.serve import server_instructions
-    from generator.catalogue import build_catalogue
-    from generator.compact import CompactSettings, compact_api
-    from generator.describe import DescriptionRules, tool_description
+    from bridge.serving.assemble import server_instructions
+    from generator.emit.catalogue import build_catalogue
     from generator.generate import finish_catalogue
-    from generator.load import load_spec
+    from generator.load.spec import load_spec
     from generator.options import DEFAULT_DESCRIPTION_LIMIT, GenerateOptions
-    from generator.parse import parse_api
-    from generator.shape import Shaped, ToolShape
+    from generator.parse.api import parse_api
+    from generator.shape.api import Shaped, ToolShape
+    from generator.shape.compact import CompactSettings, compact_api
+    from generator.shape.describe import DescriptionRules, tool_description
     from tests.node_tools import github_spec
 
     counter = token_counter()
@@ -534,7 +536,7 @@ def report(data: dict[str, Any]) -> str:
     lines += [
         "",
         f"All counts equal: **{'yes' if same else 'NO'}**. (The advertised output schema then widens "
-        "further for trimming, on purpose: see bridge/trim.py.)",
+        "further for trimming, on purpose: see bridge/results/trim.py.)",
         "",
         "## Whole tools/list bytes",
         "",

@@ -86,7 +86,7 @@ SHAPES: dict[str, Callable[[], dict[str, Any]]] = {
 
 
 def _settings(shape: str) -> Any:
-    from bridge.trim import TrimSettings
+    from bridge.results.trim import TrimSettings
 
     # With the default caps an array is cut to 100 items before any budget work; the stress row
     # lifts that cap, so that all 11,000 objects are walked and the budget fitting cuts the array.
@@ -99,7 +99,7 @@ def _json_size(value: Any) -> int:
 
 def time_shape(shape: str, runs: int) -> dict[str, Any]:
     """Median ms of trim_result on one shape (a fresh copy each run), and the output's size."""
-    from bridge.trim import trim_result
+    from bridge.results.trim import trim_result
 
     value = SHAPES[shape]()
     settings = _settings(shape)
@@ -125,11 +125,11 @@ def time_results(runs: int) -> dict[str, Any]:
     configured secret, trim, output check), by body size: where OFF_LOOP_BYTES comes from."""
     import httpx
 
-    from bridge.catalogue import HttpBinding
-    from bridge.credentials import Credentials
-    from bridge.results import response_to_result
-    from bridge.trim import TrimSettings
-    from bridge.upstream import UpstreamResponse
+    from bridge.contract.catalogue import HttpBinding
+    from bridge.results.tool_result import response_to_result
+    from bridge.results.trim import TrimSettings
+    from bridge.secrets.credentials import Credentials
+    from bridge.upstream.client import UpstreamResponse
 
     binding = HttpBinding(method="GET", path="/x")
     redact = Credentials({}, {}).redact
@@ -162,16 +162,17 @@ BENCH_SPEC: dict[str, Any] = {
 
 async def _concurrent(runs: int) -> dict[str, float]:
     """The quick call's latency counted from the moment the big answer's trimming starts (a hook
-    on ``bridge.results.trim_result``): on the event loop, it waits for the whole trimming."""
+    on ``bridge.results.tool_result.trim_result``): on the event loop, it waits for the whole trimming."""
     import threading
 
     import anyio
     from mcp import Client
 
-    import bridge.results
-    from bridge.http_tools import HttpRuntime, tools_from_catalogue
-    from bridge.server import build_server
-    from bridge.tools import ToolRegistry
+    import bridge.results.tool_result
+    from bridge.calls.http_tools import tools_from_catalogue
+    from bridge.calls.runtime import HttpRuntime
+    from bridge.server.handlers import build_server
+    from bridge.tools.registry import ToolRegistry
     from generator.generate import build_catalogue
     from generator.options import GenerateOptions
     from tests.bridge.fake_upstream import FakeUpstream, make_reply
@@ -188,7 +189,7 @@ async def _concurrent(runs: int) -> dict[str, float]:
     fake.route("GET", "/quick", make_reply(200, json_body={"ok": True}))
     started = threading.Event()
     started_at = [0.0]
-    real_trim = bridge.results.trim_result
+    real_trim = bridge.results.tool_result.trim_result
 
     def hooked(value: Any, *args: Any, **kwargs: Any) -> Any:
         if len(value) > 1000:
@@ -196,7 +197,7 @@ async def _concurrent(runs: int) -> dict[str, float]:
             started.set()
         return real_trim(value, *args, **kwargs)
 
-    bridge.results.trim_result = hooked  # type: ignore[attr-defined]
+    bridge.results.tool_result.trim_result = hooked  # type: ignore[attr-defined]
     runtime = HttpRuntime.create(catalogue, environ={}, transport=fake.transport())
     server = build_server(ToolRegistry(tools_from_catalogue(catalogue, runtime)), name="bench", version="1")
     quick, whole, overlapped = [], [], 0
@@ -324,7 +325,7 @@ def _report(
         "Old: each budget cut re-walked and re-encoded the whole value (500 rounds at most, then it gave",
         "up over budget), so wide and deep bodies did not finish, and the map-shaped and mixed ones lost",
         "their largest members whole (170 B and 1.3 KB of output). New: sizes once bottom-up, cuts decided",
-        "from them (`bridge/trim_walk.py`, `bridge/trim_budget.py`); an object larger than the whole",
+        "from them (`bridge/results/trim_walk.py`, `bridge/results/trim_budget.py`); an object larger than the whole",
         "budget loses its largest members instead, and an array is read only until it passes the budget.",
     ]
     shape, new, old = rows[-1]

@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.validation_bench            # writes bench/VALIDATION.md
     .venv/bin/python -m bench.validation_bench --before /tmp/base-tree   # also measures an older tree
 
-1. Every catastrophic pattern of ``tests/bridge/test_patterns.py`` (the table the tests use) on
+1. Every catastrophic pattern of ``tests/bridge/contract/test_patterns.py`` (the table the tests use) on
    a 64 KiB adversarial value, through ``ArgumentValidator.validate`` (the path a tool call takes):
    median and worst of 21 runs. Python's ``re`` on the first pattern at 16-24 characters is shown
    for scale (it grows four times for every two characters).
@@ -42,9 +42,9 @@ SKELETON = "# Validation bench\n\nWritten by `python -m bench.validation_bench` 
 
 
 def pattern_rows() -> list[list[str]]:
-    from bridge.errors import InvalidArgumentsError
-    from bridge.validation import ArgumentValidator
-    from tests.bridge.test_patterns import CATASTROPHIC
+    from bridge.tools.errors import InvalidArgumentsError
+    from bridge.tools.validation import ArgumentValidator
+    from tests.bridge.contract.test_patterns import CATASTROPHIC
 
     rows = []
     for pattern, adversarial in CATASTROPHIC:
@@ -70,7 +70,7 @@ def pattern_rows() -> list[list[str]]:
 
 
 def python_re_rows() -> list[list[str]]:
-    from tests.bridge.test_patterns import CATASTROPHIC
+    from tests.bridge.contract.test_patterns import CATASTROPHIC
 
     pattern, adversarial = CATASTROPHIC[0]
     rows = []

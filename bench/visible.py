@@ -53,7 +53,7 @@ def wire_dicts(wire_tools: Iterable[Any]) -> list[dict[str, Any]]:
 
 def token_counter() -> Any:
     """The o200k_base counter (exact from npm tiktoken's ranks in bench/tokenizer, else the chars/4 estimate)."""
-    from bridge.tokens import load_counter
+    from bridge.cli.tokens import load_counter
     from tests.node_tools import npm_ci
 
     try:

@@ -63,8 +63,8 @@ def _flows() -> dict[str, Any]:
 async def _calls(folder: Path) -> dict[str, float]:
     from mcp import Client
 
-    from bridge.http_tools import HttpRuntime
-    from bridge.serve import build_bridge_server, build_registry
+    from bridge.calls.runtime import HttpRuntime
+    from bridge.serving.assemble import build_bridge_server, build_registry
     from generator.generate import build_catalogue
     from generator.options import GenerateOptions
     from tests.bridge.fake_upstream import FakeUpstream
@@ -101,9 +101,9 @@ def _spec(paths: int) -> dict[str, Any]:
 
 
 def _overlays() -> list[tuple[str, str, float | None]]:
-    from generator.load import SpecError
-    from generator.overlays.apply import apply_overlays
-    from generator.overlays.document import Overlay
+    from generator.load.overlays.apply import apply_overlays
+    from generator.load.overlays.document import Overlay
+    from generator.load.reading import SpecError
 
     rows: list[tuple[str, str, float | None]] = []
     actions = {

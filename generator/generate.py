@@ -7,22 +7,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from bridge.catalogue import Catalogue
-from generator.catalogue import assemble_catalogue
-from generator.credential_notes import credential_notes
-from generator.ir import Api
+from bridge.contract.catalogue import Catalogue
+from generator.emit.catalogue import assemble_catalogue
+from generator.emit.render import DEFAULT_RUN, RunCommand, manifest_tools, render_package
+from generator.emit.write import PackageDiff, check_target, write_package
 from generator.issues import GenerationError, Issue, Level
-from generator.load import LoadedSpec, SpecError, load_spec
+from generator.load.overlays.document import Overlay, load_overlays
+from generator.load.reading import SpecError
+from generator.load.spec import LoadedSpec, load_spec
 from generator.options import GenerateOptions
-from generator.overlays.document import Overlay, load_overlays
-from generator.parse import parse_api
-from generator.render import DEFAULT_RUN, RunCommand, manifest_tools, render_package
-from generator.shape import shape_api
-from generator.unsatisfiable import impossible_parts
+from generator.parse.api import parse_api
+from generator.parse.credential_notes import credential_notes
+from generator.parse.ir import Api
+from generator.parse.unsatisfiable import impossible_parts
+from generator.shape.api import shape_api
 from generator.workers import Worker
 from generator.workflows.build import build_workflows
 from generator.workflows.document import ArazzoDocument, load_arazzo
-from generator.write import PackageDiff, check_target, write_package
 
 DEFAULT_OUTPUT_ROOT = Path("generated")
 PARALLEL_VALIDATION_BYTES = 1_000_000  # specs smaller than this validate in milliseconds

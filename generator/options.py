@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from bridge.result_shape import DEFAULT_OUTPUT_DEPTH
-from bridge.schema_bound import DEFAULT_INPUT_SCHEMA_BYTES
+from bridge.contract.result_shape import DEFAULT_OUTPUT_DEPTH
+from bridge.contract.schema_bound import DEFAULT_INPUT_SCHEMA_BYTES
 
 DEFAULT_MAX_NAME_LENGTH = 64
 MAX_NAME_LENGTH_LIMIT = 128
 DEFAULT_DESCRIPTION_LIMIT = 1024  # the tool description's limit without compaction
 DEFAULT_FETCH_TIMEOUT = 30.0
 DEFAULT_MAX_SPEC_BYTES = 64 * 1024 * 1024
-# Compaction (generator/compact.py)
+# Compaction (generator/shape/compact.py)
 DEFAULT_TOOL_DESCRIPTION_LIMIT = 250
 DEFAULT_PROPERTY_DESCRIPTION_LIMIT = 100
 DEFAULT_BOILERPLATE_REPEATS = 20
@@ -41,9 +41,9 @@ class GenerateOptions:
     # {"name": ..., "annotations": {...}, "exclude": bool}
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     # `bind:` of the config file: parameter wire name -> "env:NAME" or a fixed value, for every
-    # operation with that parameter (generator/bindings.py); per-operation `bind` overrides it.
+    # operation with that parameter (generator/parse/bindings.py); per-operation `bind` overrides it.
     bindings: dict[str, Any] = field(default_factory=dict)
-    # `server:` of the config file: instructions, title and icons for `initialize` (generator/server_info.py).
+    # `server:` of the config file: instructions, title and icons for `initialize` (generator/parse/server_info.py).
     server: dict[str, Any] = field(default_factory=dict)
     # `security_schemes:` of the config: schemes the spec left out (OpenAPI Security Scheme
     # Objects, by name), handled exactly like the spec's; `security:` replaces the document's
@@ -52,7 +52,7 @@ class GenerateOptions:
     security: list[Any] | None = None
     # `headers:` of the config: header name -> "env:NAME" or a fixed value, sent on every request.
     headers: dict[str, Any] = field(default_factory=dict)
-    # Lean definitions (generator/compact.py); False keeps schemas and descriptions as converted.
+    # Lean definitions (generator/shape/compact.py); False keeps schemas and descriptions as converted.
     compact: bool = True
     # Longest tool description; None: DEFAULT_TOOL_DESCRIPTION_LIMIT compacted, else DEFAULT_DESCRIPTION_LIMIT.
     tool_description_limit: int | None = None
@@ -66,12 +66,12 @@ class GenerateOptions:
     output_depth: int = DEFAULT_OUTPUT_DEPTH  # object levels the output schema spells out
     output_descriptions: bool = False  # keep descriptions in output schemas
     # Largest input schema a tool shows (compact JSON bytes; deeper parts become plain objects,
-    # bridge/schema_bound.py); 0: no bound. Arguments are still checked against the whole schema.
+    # bridge/contract/schema_bound.py); 0: no bound. Arguments are still checked against the whole schema.
     max_input_schema_bytes: int = DEFAULT_INPUT_SCHEMA_BYTES
     mode: Mode = "tools"  # how `serve` presents the tools by default (recorded in the catalogue)
     allow_empty: bool = False  # write a package with no tool (a warning, not an error)
     env_prefix: str | None = None  # prefix of the environment variables; default from the package name
-    # Overlay documents applied, in order, to the spec before anything reads it (generator/overlays/).
+    # Overlay documents applied, in order, to the spec before anything reads it (generator/load/overlays/).
     overlays: tuple[str, ...] = ()
     # Arazzo documents whose workflows become tools (generator/workflows/).
     workflows: tuple[str, ...] = ()

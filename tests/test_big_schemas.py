@@ -22,23 +22,24 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from bench.synthetic_spec import nested_body_spec
-from bridge.catalogue import Catalogue
+from bridge.calls.http_tools import tools_from_catalogue
+from bridge.calls.runtime import HttpRuntime
 from bridge.cli import cli
-from bridge.codemode import SEARCH as CODE_SEARCH
-from bridge.codemode import STUB_BUDGET
-from bridge.discovery import DESCRIBE
-from bridge.http_tools import HttpRuntime, tools_from_catalogue
-from bridge.inspect import model_visible_tokens
-from bridge.package import load_catalogue
-from bridge.result_shape import DEFAULT_MAX_BYTES
-from bridge.schema_bound import DEFAULT_INPUT_SCHEMA_BYTES, bounded_schema, compact_size, schema_at
-from bridge.serve import build_bridge_server, build_registry
-from bridge.server import wire_data
-from bridge.tokens import load_counter
+from bridge.cli.costs import model_visible_tokens
+from bridge.cli.tokens import load_counter
+from bridge.contract.catalogue import Catalogue
+from bridge.contract.result_shape import DEFAULT_MAX_BYTES
+from bridge.contract.schema_bound import DEFAULT_INPUT_SCHEMA_BYTES, bounded_schema, compact_size, schema_at
+from bridge.modes.codemode import SEARCH as CODE_SEARCH
+from bridge.modes.codemode import STUB_BUDGET
+from bridge.modes.discovery import DESCRIBE
+from bridge.server.handlers import wire_data
+from bridge.serving.assemble import build_bridge_server, build_registry
+from bridge.serving.package import load_catalogue
 from generator.generate import generate
 from generator.options import GenerateOptions
 from tests.bridge.fake_upstream import FakeUpstream
-from tests.codemode.harness import code_client
+from tests.bridge.modes.codemode.harness import code_client
 
 UPSTREAM = "http://upstream.test"
 OPERATIONS = 12  # op0 writes an Envelope, op1 Recipients, op4 Document... (bench/synthetic_spec.py)

@@ -17,19 +17,19 @@ import yaml
 from click.testing import CliRunner
 from mcp import Client
 
-from bridge.catalogue import BoundValue
+from bridge.calls.runtime import HttpRuntime
 from bridge.cli import cli
-from bridge.errors import CredentialsError
-from bridge.http_tools import HttpRuntime
-from bridge.package import load_catalogue
-from bridge.request import build_request
-from bridge.serve import build_bridge_server, build_registry
-from generator.catalogue import http_binding
+from bridge.contract.catalogue import BoundValue
+from bridge.request.build import build_request
+from bridge.serving.assemble import build_bridge_server, build_registry
+from bridge.serving.package import load_catalogue
+from bridge.tools.errors import CredentialsError
+from generator.emit.catalogue import http_binding
 from generator.generate import generate
 from generator.issues import Level
-from generator.load import load_spec
+from generator.load.spec import load_spec
 from generator.options import GenerateOptions
-from generator.parse import parse_api
+from generator.parse.api import parse_api
 from tests.bridge.fake_upstream import FakeUpstream, make_reply
 from tests.golden import spec_path
 

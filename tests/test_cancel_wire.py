@@ -15,7 +15,7 @@ import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from bridge.demo_upstream import DEMO_API_KEY, serve_pet_store
+from bridge.cli.demo_upstream import DEMO_API_KEY, serve_pet_store
 from tests.golden import GENERATED_DIR, ROOT
 
 pytestmark = pytest.mark.anyio

@@ -26,12 +26,12 @@ import yaml
 from click.testing import CliRunner
 from mcp import Client
 
-from bridge.catalogue import Catalogue
+from bridge.calls.runtime import HttpRuntime
 from bridge.cli import cli
-from bridge.http_tools import HttpRuntime
-from bridge.package import load_catalogue
-from bridge.serve import build_bridge_server, build_registry
-from bridge.startup import credential_lines
+from bridge.contract.catalogue import Catalogue
+from bridge.serving.assemble import build_bridge_server, build_registry
+from bridge.serving.package import load_catalogue
+from bridge.serving.startup import credential_lines
 from generator.generate import generate
 from generator.issues import GenerationError, Level
 from generator.options import GenerateOptions
@@ -498,7 +498,7 @@ def test_generate_warns_once_listing_the_tools_whose_arguments_look_like_secrets
     ],
 )
 def test_secret_like_names_in_any_case_or_separator_style(name: str, secret: bool) -> None:
-    from generator.credential_notes import secret_like
+    from generator.parse.credential_notes import secret_like
 
     assert secret_like(name) is secret
 
@@ -540,9 +540,9 @@ async def test_static_headers_go_on_every_request_and_no_argument_overrides_them
 
 @pytest.mark.anyio
 async def test_a_requirement_needing_two_authorization_credentials_is_refused_and_another_chosen() -> None:
-    from bridge.catalogue import EnvVar, SchemeUse, SecurityScheme
-    from bridge.credentials import Credentials
-    from bridge.errors import CredentialsError
+    from bridge.contract.catalogue import EnvVar, SchemeUse, SecurityScheme
+    from bridge.secrets.credentials import Credentials
+    from bridge.tools.errors import CredentialsError
 
     schemes = {
         "basic": SecurityScheme(
@@ -567,9 +567,9 @@ async def test_a_requirement_needing_two_authorization_credentials_is_refused_an
 
 @pytest.mark.anyio
 async def test_bearer_schemes_required_together_are_one_token_on_the_wire() -> None:
-    from bridge.catalogue import EnvVar, SchemeUse, SecurityScheme
-    from bridge.credentials import Credentials
-    from bridge.errors import CredentialsError
+    from bridge.contract.catalogue import EnvVar, SchemeUse, SecurityScheme
+    from bridge.secrets.credentials import Credentials
+    from bridge.tools.errors import CredentialsError
 
     # Google's specs pair two OAuth2 schemes (one per flow) in every requirement.
     schemes = {

@@ -20,13 +20,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge.forms import pruned
-from bridge.request import build_request
-from bridge.styles import primitive_text
-from generator.catalogue import http_binding
-from generator.ir import Operation
+from bridge.request.build import build_request
+from bridge.request.forms import pruned
+from bridge.request.styles import primitive_text
+from generator.emit.catalogue import http_binding
 from generator.options import GenerateOptions
-from generator.parse import parse_api
+from generator.parse.api import parse_api
+from generator.parse.ir import Operation
 
 API = "http://upstream.test"
 FORM = "application/x-www-form-urlencoded"

@@ -17,11 +17,11 @@ import mcp_types
 import pytest
 from mcp import Client
 
-from bridge.http_tools import HttpRuntime
-from bridge.package import load_catalogue
-from bridge.serve import build_bridge_server, build_registry
+from bridge.calls.runtime import HttpRuntime
+from bridge.serving.assemble import build_bridge_server, build_registry
+from bridge.serving.package import load_catalogue
 from generator.generate import generate
-from generator.load import load_spec
+from generator.load.spec import load_spec
 from generator.options import GenerateOptions
 from tests.bridge.fake_upstream import FakeUpstream, make_reply
 from tests.golden import spec_path

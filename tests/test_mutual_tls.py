@@ -20,12 +20,12 @@ import pytest
 import yaml
 from mcp import Client
 
-from bridge.base_url import ConfigurationError
-from bridge.catalogue import Catalogue
-from bridge.http_tools import HttpRuntime
-from bridge.package import load_catalogue
-from bridge.serve import build_bridge_server, build_registry
-from bridge.startup import credential_lines
+from bridge.calls.runtime import HttpRuntime
+from bridge.contract.catalogue import Catalogue
+from bridge.serving.assemble import build_bridge_server, build_registry
+from bridge.serving.package import load_catalogue
+from bridge.serving.startup import credential_lines
+from bridge.tools.errors import ConfigurationError
 from generator.generate import generate
 from generator.options import GenerateOptions
 from tests.security.fault_server import Fault, FaultServer

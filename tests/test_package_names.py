@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from bridge.cli import cli
-from bridge.package import load_catalogue
+from bridge.serving.package import load_catalogue
 
 SPEC = {
     "openapi": "3.0.3",

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from bridge.errors import InvalidArgumentsError
-from bridge.request import build_request
-from generator.catalogue import http_binding
-from generator.ir import Operation
+from bridge.request.build import build_request
+from bridge.tools.errors import InvalidArgumentsError
+from generator.emit.catalogue import http_binding
+from generator.load.swagger2 import convert
 from generator.options import GenerateOptions
-from generator.parse import parse_api
-from generator.swagger2 import convert
+from generator.parse.api import parse_api
+from generator.parse.ir import Operation
 
 API = "http://upstream.test"
 OBJECT: dict[str, Any] = {"type": "object", "properties": {"name": {"type": "string"}, "size": {"type": "integer"}}}

@@ -96,8 +96,8 @@ async def bridge_client(
     ``intervals`` collects the upstream time its HTTP client sees (:class:`TimedTransport`)."""
     from mcp import Client
 
-    from bridge.package import load_catalogue
-    from bridge.serve import ServeOptions, build_bridge_server, build_registry, build_runtime
+    from bridge.serving.assemble import ServeOptions, build_bridge_server, build_registry, build_runtime
+    from bridge.serving.package import load_catalogue
 
     catalogue = load_catalogue(package_dir)
     transport = TimedTransport(intervals) if intervals is not None else None

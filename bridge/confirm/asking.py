@@ -36,10 +36,10 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from bridge.catalogue import ToolEntry
 from bridge.confirm.form import REQUESTED_SCHEMA, approved, message
 from bridge.confirm.policy import ConfirmationDeclined, ConfirmationUnavailable, ConfirmSettings, covers
-from bridge.tools import Confirmer
+from bridge.contract.catalogue import ToolEntry
+from bridge.tools.registry import Confirmer
 
 __all__ = ["INPUT_KEY", "Confirmations", "InputRequired", "RequestConfirmer", "single_round"]
 
@@ -80,7 +80,7 @@ def _owner() -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class RequestConfirmer:
-    """A :data:`~bridge.tools.Confirmer` for one ``tools/call``.
+    """A :data:`~bridge.tools.registry.Confirmer` for one ``tools/call``.
 
     ``rounds=False`` (:meth:`without_rounds`): the tool cannot be re-run for a second round (a
     program runs once), so a 2026-07-28 connection gets the fallback.

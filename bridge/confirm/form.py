@@ -13,8 +13,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bridge.catalogue import ToolEntry
-from bridge.server_info.text import plain_text
+from bridge.contract.catalogue import ToolEntry
+from bridge.contract.plain_text import plain_text
 
 __all__ = ["CONFIRM_FIELD", "MAX_ARGUMENTS", "MAX_MESSAGE", "MAX_VALUE", "REQUESTED_SCHEMA", "approved", "message"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from bridge.catalogue import ToolEntry
-from bridge.errors import ToolError
+from bridge.contract.catalogue import ToolEntry
+from bridge.tools.errors import ToolError
 
 __all__ = [
     "INSTRUCTIONS",

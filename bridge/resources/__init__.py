@@ -19,15 +19,16 @@ import mcp_types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from bridge.calls import ApiError, CallContext, OperationCall, current_identity
-from bridge.catalogue import OPERATION_META_KEY, Catalogue
-from bridge.errors import InvalidArgumentsError, ToolError
-from bridge.http_tools import HttpRuntime
+from bridge.calls.context import ApiError, CallContext, current_identity
+from bridge.calls.operation import OperationCall
+from bridge.calls.runtime import HttpRuntime
+from bridge.contract.catalogue import OPERATION_META_KEY, Catalogue
+from bridge.identity.scopes import allows, caller_scopes
 from bridge.resources.uris import MAX_URI, Template, scheme_for, template_for
-from bridge.scopes import allows, caller_scopes
-from bridge.tools import ToolRegistry
-from bridge.trim import OFF_LOOP_BYTES
-from bridge.validation import ArgumentValidator
+from bridge.results.trim import OFF_LOOP_BYTES
+from bridge.tools.errors import InvalidArgumentsError, ToolError
+from bridge.tools.registry import ToolRegistry
+from bridge.tools.validation import ArgumentValidator
 
 __all__ = ["PAGE", "RESOURCE_CALL_FAILED", "Resources", "install_resources"]
 

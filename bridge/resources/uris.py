@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from bridge.catalogue import ToolEntry
+from bridge.contract.catalogue import ToolEntry
 
 __all__ = ["Template", "scheme_for", "template_for"]
 

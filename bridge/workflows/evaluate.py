@@ -8,8 +8,9 @@ are redacted already, so no expression can carry a secret on to the next step or
 An expression whose value is absent (an input not given, a pointer into nothing) evaluates to
 :data:`MISSING`: a parameter is then not sent and an object member is left out, so an optional
 input stays optional through the steps. Criteria are Arazzo's three JSON forms: ``simple``
-(bridge/workflows/conditions.py), ``regex`` (linear-time, bridge/patterns.py) and ``jsonpath``
-(RFC 9535, bridge/json_path.py: a non-empty nodelist passes).
+(bridge/contract/expressions/conditions.py), ``regex`` (linear-time,
+bridge/contract/expressions/patterns.py) and ``jsonpath`` (RFC 9535,
+bridge/contract/expressions/json_path.py: a non-empty nodelist passes).
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge import json_pointer as pointer
-from bridge.catalogue import WorkflowCriterion
-from bridge.json_path import QueryError, compile_query
-from bridge.patterns import compiled_pattern
-from bridge.workflows.conditions import Condition, parse_condition
-from bridge.workflows.expressions import Expression, Template, is_expression, parse_expression, parse_template
+from bridge.contract.catalogue import WorkflowCriterion
+from bridge.contract.expressions import json_pointer as pointer
+from bridge.contract.expressions.arazzo import Expression, Template, is_expression, parse_expression, parse_template
+from bridge.contract.expressions.conditions import Condition, parse_condition
+from bridge.contract.expressions.json_path import QueryError, compile_query
+from bridge.contract.expressions.patterns import compiled_pattern
 
 __all__ = ["MISSING", "Response", "Scope", "criterion_holds", "resolve_value"]
 

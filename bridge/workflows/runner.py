@@ -1,6 +1,6 @@
 """Running a workflow: each step through the operation-call core, then its criteria and actions.
 
-A step that calls an operation is an :class:`~bridge.calls.OperationCall` like any tool call:
+A step that calls an operation is an :class:`~bridge.calls.operation.OperationCall` like any tool call:
 its arguments are validated against the tool's schema, the request is built and checked by the
 same code, credentials (the operator's, or the caller's exchanged token) and scopes, per-user
 limits, the deadline, redaction and the audit line (``tool=<workflow>/<step>``) all apply. Only
@@ -23,16 +23,17 @@ from typing import Any
 
 import anyio
 
-from bridge import json_pointer as pointer
-from bridge.calls import CallContext, OperationCall
-from bridge.catalogue import Catalogue, ToolEntry, WorkflowAction, WorkflowEntry, WorkflowStep
-from bridge.errors import ResponseTooLarge, ToolError, UnsafeRequestError, UpstreamError
-from bridge.http_tools import HttpRuntime
+from bridge.calls.context import CallContext
+from bridge.calls.operation import OperationCall
+from bridge.calls.runtime import HttpRuntime
+from bridge.contract.catalogue import Catalogue, ToolEntry, WorkflowAction, WorkflowEntry, WorkflowStep
+from bridge.contract.expressions import json_pointer as pointer
+from bridge.tools.errors import ResponseTooLarge, ToolError, UnsafeRequestError, UpstreamError
 from bridge.workflows.evaluate import MISSING, EvaluationError, Response, Scope, criterion_holds, resolve_value
 
 __all__ = ["MAX_DEPTH", "MAX_RETRIES", "MAX_STEPS", "WorkflowError", "WorkflowRunner"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("bridge.workflows.runner")
 
 MAX_STEPS = 100
 MAX_DEPTH = 8

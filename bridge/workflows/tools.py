@@ -14,18 +14,19 @@ from typing import Any
 
 import mcp_types
 
-from bridge.calls import CallContext, current_identity
-from bridge.catalogue import OPERATION_META_KEY, Catalogue, WorkflowEntry
-from bridge.http_tools import HttpRuntime, _annotations
-from bridge.results import OutputCheck, redact_json
-from bridge.scopes import Requirement
-from bridge.tools import Tool, ToolContext, ToolRegistry
-from bridge.trim import TrimSettings, trim_result
+from bridge.calls.context import CallContext, current_identity
+from bridge.calls.http_tools import tool_annotations
+from bridge.calls.runtime import HttpRuntime
+from bridge.contract.catalogue import OPERATION_META_KEY, Catalogue, WorkflowEntry
+from bridge.identity.scopes import Requirement
+from bridge.results.tool_result import OutputCheck, redact_json
+from bridge.results.trim import TrimSettings, trim_result
+from bridge.tools.registry import Tool, ToolContext, ToolRegistry
 from bridge.workflows.runner import WorkflowError, WorkflowRunner
 
 __all__ = ["MAX_SCOPE_ALTERNATIVES", "combined_scopes", "workflow_tools"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("bridge.workflows.tools")
 
 MAX_SCOPE_ALTERNATIVES = 64  # products of alternatives past this keep the smallest sets
 _NO_LIMITS = TrimSettings(max_bytes=None, max_items=None, max_string=None, drop_empty=False)
@@ -71,7 +72,7 @@ def _tool(flow: WorkflowEntry, runner: WorkflowRunner, runtime: HttpRuntime, sco
         title=flow.title,
         input_schema=flow.input_schema,
         output_schema=flow.output_schema,
-        annotations=_annotations(flow.annotations),
+        annotations=tool_annotations(flow.annotations),
         meta={OPERATION_META_KEY: flow.operation},
         checks_own_output=True,
         scopes=scopes,

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
-from bridge import json_pointer as pointer
+from bridge.contract.expressions import json_pointer as pointer
 
 __all__ = ["MAX_SCHEMA_PROBLEMS", "SchemaProblem", "Standard", "schema_problems"]
 

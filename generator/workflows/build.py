@@ -12,14 +12,14 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge import json_pointer as pointer
-from bridge.catalogue import Catalogue, ToolAnnotationsSpec, WorkflowEntry, WorkflowStep
-from bridge.workflows.expressions import Expression, ExpressionError, parse_expression
-from generator.compact_text import compact_text, cut
-from generator.ir import Api
+from bridge.contract.catalogue import Catalogue, ToolAnnotationsSpec, WorkflowEntry, WorkflowStep
+from bridge.contract.expressions import json_pointer as pointer
+from bridge.contract.expressions.arazzo import Expression, ExpressionError, parse_expression
 from generator.issues import Issue, Level
-from generator.naming import fit_length, sanitize
 from generator.options import GenerateOptions, tool_description_limit_of
+from generator.parse.ir import Api
+from generator.parse.naming import fit_length, sanitize
+from generator.shape.compact_text import compact_text, cut
 from generator.workflows import schemas, steps
 from generator.workflows.document import ArazzoDocument
 from generator.workflows.sources import Known, Sources

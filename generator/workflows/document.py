@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator import refs
-from generator.load import SpecError, parse_document, read_file
+from generator.load import refs
+from generator.load.reading import SpecError, parse_document, read_file
 from generator.standards import schema_problems
 
 __all__ = ["MAX_ARAZZO_BYTES", "MAX_STEPS", "MAX_WORKFLOWS", "ArazzoDocument", "load_arazzo"]

@@ -7,11 +7,11 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
-from bridge import json_pointer as pointer
-from bridge.catalogue import ToolAnnotationsSpec, ToolEntry
-from bridge.workflows.expressions import Expression
-from generator.compact import CompactSettings, SchemaCompactor, compact_schema
+from bridge.contract.catalogue import ToolAnnotationsSpec, ToolEntry
+from bridge.contract.expressions import json_pointer as pointer
+from bridge.contract.expressions.arazzo import Expression
 from generator.options import GenerateOptions
+from generator.shape.compact import CompactSettings, SchemaCompactor, compact_schema
 from generator.workflows.document import ArazzoDocument
 
 __all__ = ["combined_hints", "input_schema", "output_type"]

@@ -16,10 +16,10 @@ from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
-from bridge import json_pointer as pointer
-from bridge.catalogue import Catalogue, ToolEntry
-from bridge.workflows.expressions import ExpressionError, parse_expression, parse_template
-from generator.ir import Api, Operation
+from bridge.contract.catalogue import Catalogue, ToolEntry
+from bridge.contract.expressions import json_pointer as pointer
+from bridge.contract.expressions.arazzo import ExpressionError, parse_expression, parse_template
+from generator.parse.ir import Api, Operation
 from generator.workflows.document import ArazzoDocument
 
 __all__ = ["Known", "Sources", "Target"]

@@ -18,19 +18,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge import json_pointer as pointer
-from bridge.catalogue import (
+from bridge.contract.catalogue import (
     PayloadReplacement,
     StepBody,
     StepInput,
     WorkflowAction,
     WorkflowCriterion,
 )
-from bridge.json_path import QueryError, compile_query
-from bridge.patterns import compiled_pattern
-from bridge.workflows.conditions import ConditionError, parse_condition
-from bridge.workflows.expressions import ExpressionError, is_expression, parse_expression, parse_template
-from generator.ir import Operation
+from bridge.contract.expressions import json_pointer as pointer
+from bridge.contract.expressions.arazzo import ExpressionError, is_expression, parse_expression, parse_template
+from bridge.contract.expressions.conditions import ConditionError, parse_condition
+from bridge.contract.expressions.json_path import QueryError, compile_query
+from bridge.contract.expressions.patterns import compiled_pattern
+from generator.parse.ir import Operation
 from generator.workflows.document import ArazzoDocument
 from generator.workflows.sources import component
 

@@ -24,8 +24,8 @@ from openapi_core import Config, OpenAPI
 from openapi_core.datatypes import RequestParameters
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
-from bridge import json_pointer as jsonpointer
-from bridge.catalogue import (
+from bridge.calls.runtime import HttpRuntime
+from bridge.contract.catalogue import (
     BodyBinding,
     BodyField,
     Catalogue,
@@ -38,10 +38,10 @@ from bridge.catalogue import (
     ToolAnnotationsSpec,
     ToolEntry,
 )
-from bridge.credentials import Credentials
-from bridge.http_settings import HttpSettings
-from bridge.http_tools import HttpRuntime
-from bridge.upstream import Upstream
+from bridge.contract.expressions import json_pointer as jsonpointer
+from bridge.secrets.credentials import Credentials
+from bridge.upstream.client import Upstream
+from bridge.upstream.http_settings import HttpSettings
 
 BASE_URL = "http://upstream.test"
 

@@ -19,7 +19,7 @@ from typing import Any, TextIO
 import anyio
 import pytest
 
-from bridge.demo_upstream import DEMO_API_KEY, PetStore, free_port, serve_pet_store
+from bridge.cli.demo_upstream import DEMO_API_KEY, PetStore, free_port, serve_pet_store
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "generated" / "petstore"

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from bridge.auth_options import AuthOptions, client_auth_from_options
+from bridge.identity.auth_options import AuthOptions, client_auth_from_options
 from tests.e2e.conftest import PACKAGE
 
 ENV = {"CLIENT_TOKEN": "static-client-token-0123456789", "BRIDGE_ID": "bridge", "BRIDGE_SECRET": "s" * 24}

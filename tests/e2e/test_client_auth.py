@@ -20,9 +20,9 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from bridge.client_auth import ClientAuth, ClientTokenVerifier, default_resource_url
-from bridge.jwks import MAX_KEY_AGE
-from bridge.transports import http_app
+from bridge.identity.client_auth import ClientAuth, ClientTokenVerifier, default_resource_url
+from bridge.identity.jwks import MAX_KEY_AGE
+from bridge.server.transports import http_app
 from tests.e2e.conftest import STARTUP_TIMEOUT, free_port
 from tests.e2e.test_http_security import BASE, INITIALIZE, MCP_HEADERS, RESOURCE, STATIC_TOKEN, bearer, petstore_server
 from tests.identity import BRIDGE_CLIENT, INTROSPECTION_URL, ISSUER, JWKS_URL, FakeAuthorizationServer, Key, hs256_with

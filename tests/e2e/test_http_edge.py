@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from bridge.transports import HostOriginGuard
+from bridge.server.transports import HostOriginGuard
 from tests.e2e.conftest import Upstream, http_bridge
 
 pytestmark = pytest.mark.anyio

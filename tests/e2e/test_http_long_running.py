@@ -20,9 +20,9 @@ import mcp_types
 import pytest
 from mcp import Client
 
-from bridge.demo_upstream import free_port
+from bridge.cli.demo_upstream import free_port
+from tests.bridge.calls.longrunning.jobs_upstream import API_KEY, JobStore, serve_jobs
 from tests.e2e.conftest import ROOT, STARTUP_TIMEOUT, port_accepts, stop_process, subprocess_env
-from tests.longrunning.jobs_upstream import API_KEY, JobStore, serve_jobs
 
 pytestmark = pytest.mark.anyio
 PACKAGE = ROOT / "generated" / "jobs"

@@ -18,9 +18,9 @@ import httpx
 import pytest
 from mcp.server.lowlevel import Server
 
-from bridge.demo_upstream import DEMO_API_KEY
-from bridge.serve import ServeOptions, build_bridge_server, build_registry, build_runtime, load_target
-from bridge.transports import http_app
+from bridge.cli.demo_upstream import DEMO_API_KEY
+from bridge.server.transports import http_app
+from bridge.serving.assemble import ServeOptions, build_bridge_server, build_registry, build_runtime, load_target
 from tests.e2e.conftest import PACKAGE, Upstream, http_bridge
 
 pytestmark = pytest.mark.anyio

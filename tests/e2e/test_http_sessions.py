@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge.sessions import SessionAdmission, SessionIdFilter
-from bridge.transports import http_app
+from bridge.server.sessions import SessionAdmission, SessionIdFilter
+from bridge.server.transports import http_app
 from tests.e2e.test_client_auth import AS, auth_for
 from tests.e2e.test_http_security import (
     BASE,

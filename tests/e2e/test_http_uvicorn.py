@@ -13,7 +13,7 @@ import httpx
 import pytest
 from mcp import Client
 
-from bridge.demo_upstream import DEMO_API_KEY
+from bridge.cli.demo_upstream import DEMO_API_KEY
 from tests.e2e.conftest import Upstream, http_bridge
 
 pytestmark = pytest.mark.anyio

@@ -19,9 +19,9 @@ import anyio
 import httpx
 import pytest
 
-from bridge.auth_options import ExchangeOptions
-from bridge.client_auth import ClientAuth
-from bridge.serve import ServeOptions, build_bridge_server, build_http_app, build_registry, build_runtime
+from bridge.identity.auth_options import ExchangeOptions
+from bridge.identity.client_auth import ClientAuth
+from bridge.serving.assemble import ServeOptions, build_bridge_server, build_http_app, build_registry, build_runtime
 from tests.bridge.fake_upstream import FakeUpstream, Recorded, Reply, catalogue_from_spec, entry_from_spec
 from tests.identity import BRIDGE_CLIENT, ISSUER, JWKS_URL, TOKEN_URL, FakeAuthorizationServer
 
@@ -358,9 +358,10 @@ async def test_a_filtered_tool_list_on_a_2026_connection_is_marked_private() -> 
     from mcp.server.auth.provider import AccessToken
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-    from bridge.http_tools import HttpRuntime, tools_from_catalogue
-    from bridge.server import build_server
-    from bridge.tools import ToolRegistry
+    from bridge.calls.http_tools import tools_from_catalogue
+    from bridge.calls.runtime import HttpRuntime
+    from bridge.server.handlers import build_server
+    from bridge.tools.registry import ToolRegistry
 
     cat = catalogue()
     registry = ToolRegistry(tools_from_catalogue(cat, HttpRuntime.create(cat, environ={})))

@@ -28,10 +28,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
-from bridge.auth_options import ExchangeOptions
-from bridge.client_auth import ClientAuth, ClientTokenVerifier
-from bridge.demo_upstream import free_port
-from bridge.serve import ServeOptions, build_bridge_server, build_http_app, build_registry, build_runtime
+from bridge.cli.demo_upstream import free_port
+from bridge.identity.auth_options import ExchangeOptions
+from bridge.identity.client_auth import ClientAuth, ClientTokenVerifier
+from bridge.serving.assemble import ServeOptions, build_bridge_server, build_http_app, build_registry, build_runtime
 from tests.bridge.fake_upstream import catalogue_from_spec, entry_from_spec
 from tests.e2e.conftest import ROOT, STARTUP_TIMEOUT, port_accepts, stop_process, subprocess_env
 from tests.e2e.test_http_security import INITIALIZE, MCP_HEADERS, bearer

@@ -10,13 +10,13 @@ from typing import Any
 import anyio
 import pytest
 
-from bridge.client_auth import ClientTokenVerifier
-from bridge.credentials import REDACTED_EXCHANGED_TOKENS
-from bridge.errors import CredentialsError
-from bridge.introspection import REFUSAL_CACHE_SECONDS
-from bridge.jwks import MAX_KEY_AGE
-from bridge.token_claims import scope_tokens
-from bridge.token_exchange import DEFAULT_LIFETIME, MAX_CACHED, MAX_LIFETIME, ExchangeSettings, TokenExchanger
+from bridge.identity.client_auth import ClientTokenVerifier
+from bridge.identity.introspection import REFUSAL_CACHE_SECONDS
+from bridge.identity.jwks import MAX_KEY_AGE
+from bridge.identity.token_claims import scope_tokens
+from bridge.identity.token_exchange import DEFAULT_LIFETIME, MAX_CACHED, MAX_LIFETIME, ExchangeSettings, TokenExchanger
+from bridge.secrets.credentials import REDACTED_EXCHANGED_TOKENS
+from bridge.tools.errors import CredentialsError
 from tests.bridge.fake_upstream import Recorded, Reply
 from tests.e2e.test_client_auth import auth_for, client_for
 from tests.e2e.test_http_security import INITIALIZE, MCP_HEADERS, RESOURCE, bearer
@@ -312,7 +312,7 @@ async def test_an_audience_names_this_server_by_one_rule_the_sdks(audience: str)
     from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
     from pydantic import AnyHttpUrl
 
-    from bridge.token_claims import audience_match
+    from bridge.identity.token_claims import audience_match
 
     ours = audience_match({"aud": audience}, RESOURCE) is not None
     backend = BearerAuthBackend(ClientTokenVerifier(auth_for()), resource_server_url=AnyHttpUrl(RESOURCE))

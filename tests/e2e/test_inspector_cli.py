@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import pytest
 
-from bridge.demo_upstream import DEMO_API_KEY
+from bridge.cli.demo_upstream import DEMO_API_KEY
 from tests.e2e.conftest import Upstream, bridge_command, subprocess_env
 from tests.node_tools import ensure_node_modules
 

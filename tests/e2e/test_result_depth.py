@@ -16,7 +16,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from bridge.result_shape import MAX_RESULT_DEPTH
+from bridge.contract.result_shape import MAX_RESULT_DEPTH
 from tests.e2e.conftest import Upstream, http_bridge
 from tests.e2e.test_ts_client import run_ts_client, ts_client  # noqa: F401 (the fixture)
 

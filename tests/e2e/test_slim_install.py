@@ -19,7 +19,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from bridge.runtime_requirements import RUNTIME_REQUIREMENTS, requirements
+from bridge.contract.runtime_requirements import RUNTIME_REQUIREMENTS, requirements
 from tests.e2e.conftest import PACKAGE, ROOT, Upstream
 
 pytestmark = pytest.mark.anyio

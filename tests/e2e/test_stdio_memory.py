@@ -1,6 +1,6 @@
 """A big tool list answered again and again over stdio does not grow the server (Linux, glibc).
 
-Before the mmap threshold was pinned (bridge/tuning.py), every tools/list of GitHub's spec left
+Before the mmap threshold was pinned (bridge/serving/tuning.py), every tools/list of GitHub's spec left
 about 3 MB behind (97 -> 118 MB over ten answers). The growth depends on the heap's layout, which a
 small synthetic spec does not reproduce, so the test serves GitHub's own package.
 """

@@ -20,7 +20,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from bridge.demo_upstream import DEMO_API_KEY
+from bridge.cli.demo_upstream import DEMO_API_KEY
 from tests.e2e.conftest import PACKAGE, ROOT, Upstream, text_log
 
 pytestmark = pytest.mark.anyio

@@ -16,8 +16,8 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.bridge.calls.longrunning.jobs_upstream import API_KEY, JobStore, serve_jobs
 from tests.e2e.conftest import ROOT, subprocess_env
-from tests.longrunning.jobs_upstream import API_KEY, JobStore, serve_jobs
 from tests.node_tools import ensure_node_modules
 
 pytestmark = [pytest.mark.anyio, pytest.mark.node]

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from bridge.cli import cli
-from generator import write as write_module
+from generator.emit import write as write_module
 from generator.generate import generate
 from generator.options import GenerateOptions
 

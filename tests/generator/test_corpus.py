@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from bridge.json_pointer import resolve
-from bridge.path_template import split_template
+from bridge.contract.expressions.json_pointer import resolve
+from bridge.contract.path_template import split_template
 from generator.generate import build_api, finish_catalogue
-from generator.ir import Api
 from generator.options import GenerateOptions
-from generator.parse import is_never_an_argument
-from generator.schema_keywords import unresolved_refs
+from generator.parse.api import is_never_an_argument
+from generator.parse.ir import Api
+from generator.parse.schemas.keywords import unresolved_refs
 from tests.node_tools import NODE_DIR, github_spec, oas_examples
 
 pytestmark = pytest.mark.corpus

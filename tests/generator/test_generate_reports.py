@@ -15,7 +15,7 @@ from bridge.cli import cli
 from generator.generate import generate
 from generator.issues import GenerationError, Level
 from generator.options import GenerateOptions
-from generator.unsatisfiable import impossible_parts
+from generator.parse.unsatisfiable import impossible_parts
 from tests.generator.test_cli_generate import SPEC
 
 TAGGED = SPEC.replace("operationId: listThings", "operationId: listThings\n      tags: [things]")

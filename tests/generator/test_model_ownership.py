@@ -16,9 +16,7 @@ import yaml
 from click.testing import CliRunner
 
 from bridge.cli import cli
-from generator import ir
-from generator.catalogue import assemble_catalogue, http_binding
-from generator.describe import DescriptionRules, tool_description
+from generator.emit.catalogue import assemble_catalogue, http_binding
 from generator.generate import build_api, finish_catalogue
 from generator.options import (
     DEFAULT_DESCRIPTION_LIMIT,
@@ -26,13 +24,15 @@ from generator.options import (
     GenerateOptions,
     tool_description_limit_of,
 )
-from generator.parse import parse_api
-from generator.shape import shape_api
+from generator.parse import ir
+from generator.parse.api import parse_api
+from generator.shape.api import shape_api
+from generator.shape.describe import DescriptionRules, tool_description
 from tests.golden import spec_path
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATOR = ROOT / "generator"
-# What the runtime reads; generator/catalogue.py alone builds them.
+# What the runtime reads; generator/emit/catalogue.py alone builds them.
 CATALOGUE_PARTS = {"HttpBinding", "ParamBinding", "BodyBinding", "ToolEntry", "Catalogue"}
 # Fields shaping computes: the parsed model has none of them, and nothing rewrites them.
 PRODUCTS = {"binding", "tool_description", "input_schema", "output_schema", "fields_arg", "page_args", "tools"}
@@ -61,7 +61,7 @@ def test_only_the_catalogue_builder_constructs_bindings_entries_and_the_catalogu
         for call in _calls(path)
         if _name(call) in CATALOGUE_PARTS
     )
-    assert builders and all(line.startswith("generator/catalogue.py:") for line in builders), builders
+    assert builders and all(line.startswith("generator/emit/catalogue.py:") for line in builders), builders
 
 
 def test_no_generator_stage_replaces_a_computed_product() -> None:
@@ -84,7 +84,7 @@ def test_overrides_are_looked_up_by_parsing_alone() -> None:
         for path in GENERATOR.rglob("*.py")
         if "options.overrides" in path.read_text(encoding="utf-8")
     )
-    assert readers == ["generator/parse.py"]
+    assert readers == ["generator/parse/api.py"]
 
 
 def _petstore() -> ir.Api:

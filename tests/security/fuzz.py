@@ -21,16 +21,17 @@ import atheris
 with atheris.instrument_imports(include=["bridge", "generator"]):
     import httpx
 
-    from bridge.base_url import origin_of
-    from bridge.catalogue import ToolEntry
-    from bridge.errors import InvalidArgumentsError
-    from bridge.package import load_catalogue
-    from bridge.request import build_request, check_prepared
-    from bridge.styles import is_dot_segment
-    from bridge.validation import ArgumentValidator
+    from bridge.contract.catalogue import ToolEntry
+    from bridge.request.base_url import origin_of
+    from bridge.request.build import build_request, check_prepared
+    from bridge.request.styles import is_dot_segment
+    from bridge.serving.package import load_catalogue
+    from bridge.tools.errors import InvalidArgumentsError
+    from bridge.tools.validation import ArgumentValidator
     from generator.generate import build_from_loaded
     from generator.issues import GenerationError
-    from generator.load import SpecError, load_document_text
+    from generator.load.reading import SpecError
+    from generator.load.spec import load_document_text
     from generator.options import GenerateOptions
     from tests.golden import GENERATED_DIR
     from tests.security.operations import bound_env

@@ -19,9 +19,9 @@ import anyio
 import mcp_types
 from mcp import Client
 
-from bridge.catalogue import Catalogue, ServeMode
-from bridge.http_tools import HttpSettings
-from bridge.serve import ServeOptions, build_bridge_server, build_registry, build_runtime
+from bridge.contract.catalogue import Catalogue, ServeMode
+from bridge.serving.assemble import ServeOptions, build_bridge_server, build_registry, build_runtime
+from bridge.upstream.http_settings import HttpSettings
 
 SECRET = "SECRET-canary-7d41e0b2"
 """The configured API key in these tests: it must never come back out of the bridge."""

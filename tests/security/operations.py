@@ -8,11 +8,11 @@ from typing import Any
 
 import httpx
 
-from bridge.catalogue import HttpBinding, ToolEntry
-from bridge.errors import InvalidArgumentsError
-from bridge.json_pointer import resolve
-from bridge.package import load_catalogue
-from bridge.request import build_request
+from bridge.contract.catalogue import HttpBinding, ToolEntry
+from bridge.contract.expressions.json_pointer import resolve
+from bridge.request.build import build_request
+from bridge.serving.package import load_catalogue
+from bridge.tools.errors import InvalidArgumentsError
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = httpx.URL("http://upstream.test:8080/base")
@@ -68,7 +68,7 @@ def all_apis() -> tuple[tuple[str, frozenset[tuple[str, str]], tuple[ToolEntry, 
     lower-cased), used by its operations or not.
     """
     from generator.generate import build_api, finish_catalogue
-    from generator.load import load_spec
+    from generator.load.spec import load_spec
     from generator.options import GenerateOptions
     from tests.golden import GOLDEN_SPECS, spec_path
     from tests.node_tools import oas_examples

@@ -1,7 +1,7 @@
 """Argument values the wire cannot carry are tool errors naming the argument, and nothing is sent.
 
 NaN and Infinity (which JSON lacks, but the SDK's parser accepts) anywhere in any argument, and
-path/query/header/cookie values over their size limit (``bridge.sendable``), through the real
+path/query/header/cookie values over their size limit (``bridge.request.sendable``), through the real
 bridge behind the in-memory MCP client, against the loopback fault server.
 """
 
@@ -21,10 +21,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge.catalogue import Catalogue
-from bridge.errors import InvalidArgumentsError
-from bridge.request import build_request
-from bridge.sendable import LIMITS, MAX_URL_BYTES
+from bridge.contract.catalogue import Catalogue
+from bridge.request.build import build_request
+from bridge.request.sendable import LIMITS, MAX_URL_BYTES
+from bridge.tools.errors import InvalidArgumentsError
 from tests.security.fault_server import Fault, FaultServer
 from tests.security.harness import bridge_client, call_raw, result_text
 

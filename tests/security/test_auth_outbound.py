@@ -14,11 +14,11 @@ from typing import Any
 import anyio
 import pytest
 
-from bridge.errors import CredentialsError
-from bridge.introspection import Introspector
-from bridge.jwks import JwksKeys
-from bridge.outbound import Endpoint
-from bridge.token_exchange import ExchangeSettings, TokenExchanger
+from bridge.identity.introspection import Introspector
+from bridge.identity.jwks import JwksKeys
+from bridge.identity.outbound import Endpoint
+from bridge.identity.token_exchange import ExchangeSettings, TokenExchanger
+from bridge.tools.errors import CredentialsError
 from tests.security.fault_server import Fault, FaultServer, closed_port
 
 pytestmark = pytest.mark.anyio
@@ -94,7 +94,7 @@ async def test_an_unreachable_auth_endpoint_is_refused_quickly(user: Any) -> Non
 
 
 async def test_a_flood_of_made_up_opaque_tokens_keeps_introspections_in_flight_bounded() -> None:
-    from bridge.introspection import MAX_IN_FLIGHT, MAX_QUEUE_WAIT
+    from bridge.identity.introspection import MAX_IN_FLIGHT, MAX_QUEUE_WAIT
 
     async with FaultServer(Fault.hang()) as server:
         endpoint = Endpoint.configured(server.url + "/introspect", "the introspection URL", timeout=TIMEOUT * 4)

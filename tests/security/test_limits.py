@@ -11,9 +11,9 @@ from typing import Any
 import anyio
 import pytest
 
-from bridge.errors import RateLimitExceeded, TooManyConcurrentCalls
-from bridge.http_settings import DEFAULT_MAX_CONCURRENT_CALLS, HttpSettings
-from bridge.limits import ConcurrencyLimit, RateLimit
+from bridge.tools.errors import RateLimitExceeded, TooManyConcurrentCalls
+from bridge.upstream.http_settings import DEFAULT_MAX_CONCURRENT_CALLS, HttpSettings
+from bridge.upstream.limits import ConcurrencyLimit, RateLimit
 from tests.security.fault_server import Attempt, Fault, FaultServer
 from tests.security.harness import bridge_client, fast, result_text
 

@@ -13,10 +13,10 @@ import anyio
 import httpx
 import pytest
 
-from bridge.errors import ResponseTooLarge, UpstreamError, UpstreamTimeout
-from bridge.http_settings import HttpSettings
-from bridge.request import build_request
-from bridge.upstream import Upstream, UpstreamResponse
+from bridge.request.build import build_request
+from bridge.tools.errors import ResponseTooLarge, UpstreamError, UpstreamTimeout
+from bridge.upstream.client import Upstream, UpstreamResponse
+from bridge.upstream.http_settings import HttpSettings
 from tests.security.fault_server import Attempt, Fault, FaultServer, closed_port
 from tests.security.harness import SECRET, bridge_client, fast, hardening_catalogue, result_text
 

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bridge.catalogue import HttpBinding, ParamBinding, ToolEntry
-from bridge.errors import InvalidArgumentsError
-from bridge.path_template import split_template
-from bridge.request import PreparedRequest, build_request
-from bridge.styles import serialize_cookie, serialize_query
+from bridge.contract.catalogue import HttpBinding, ParamBinding, ToolEntry
+from bridge.contract.path_template import split_template
+from bridge.request.build import PreparedRequest, build_request
+from bridge.request.styles import serialize_cookie, serialize_query
+from bridge.tools.errors import InvalidArgumentsError
 from tests.security.operations import BASE, all_apis, base_args, bound_env
 
 Slots = frozenset[tuple[str, str]]
@@ -235,7 +235,7 @@ def test_no_tool_argument_binds_to_any_api_key_slot_over_golden_and_corpus() -> 
 @pytest.mark.corpus
 def test_the_corpus_really_declares_slot_named_parameters() -> None:
     """The property above would be empty without specs like Swagger's petstore (deletePet's api_key)."""
-    from generator.load import load_spec
+    from generator.load.spec import load_spec
     from tests.node_tools import oas_examples
 
     declared = 0
@@ -321,9 +321,9 @@ def test_fragment_and_literal_query_templates_generate_without_warnings_and_with
 async def test_the_served_package_refuses_foreign_members_before_any_request_and_sends_templates_cleanly() -> None:
     from mcp import Client
 
-    from bridge.http_tools import HttpRuntime
-    from bridge.package import load_catalogue
-    from bridge.serve import build_bridge_server, build_registry
+    from bridge.calls.runtime import HttpRuntime
+    from bridge.serving.assemble import build_bridge_server, build_registry
+    from bridge.serving.package import load_catalogue
     from tests.bridge.fake_upstream import FakeUpstream
     from tests.security.operations import ROOT
 
@@ -364,9 +364,9 @@ async def test_the_served_package_refuses_foreign_members_before_any_request_and
 def _object_param(schema: dict[str, Any], **extra: Any) -> tuple[dict[str, Any], ParamBinding]:
     import yaml
 
-    from generator.catalogue import http_binding
+    from generator.emit.catalogue import http_binding
     from generator.options import GenerateOptions
-    from generator.parse import parse_api
+    from generator.parse.api import parse_api
 
     document = yaml.safe_load("""
 openapi: 3.0.3

@@ -10,10 +10,10 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from bridge.literals import FEW, KEY_CHARS, Literals
-from bridge.redact import Redactor
-from bridge.redact_json import redact_json
-from bridge.scrub import _TOKEN_PARAMS, _USERINFO_HINT, TOKEN_QUERY_PARAMS, _token_param_in, _userinfo_in
+from bridge.secrets.literals import FEW, KEY_CHARS, Literals
+from bridge.secrets.redact import Redactor
+from bridge.secrets.redact_json import redact_json
+from bridge.secrets.scrub import _TOKEN_PARAMS, _USERINFO_HINT, TOKEN_QUERY_PARAMS, _token_param_in, _userinfo_in
 
 SECRETS = ("sk-live-0123456789abcdef", "p@ss:w0rd/with&stuff", "pässwörd-long-123", "tok")  # long, escaped, short
 REDACTOR = Redactor(SECRETS, names=("api_key",), header_names=("X-Key",), scheme_words=("bearer",))

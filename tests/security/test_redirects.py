@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge.errors import UpstreamError
-from bridge.redirects import redirect_target, under_base_path
-from bridge.upstream import Upstream
+from bridge.tools.errors import UpstreamError
+from bridge.upstream.client import Upstream
+from bridge.upstream.redirects import redirect_target, under_base_path
 from tests.security.fault_server import Attempt, Fault, FaultServer
 from tests.security.harness import bridge_client
 

@@ -20,14 +20,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bridge import request as request_module
-from bridge.base_url import ConfigurationError, origin_of, resolve_base_url
-from bridge.catalogue import ToolEntry
-from bridge.errors import InvalidArgumentsError, UnsafeRequestError
-from bridge.request import build_request, check_prepared
-from bridge.serve import ServeOptions, build_runtime
-from bridge.styles import has_dot_component, is_dot_segment
-from bridge.upstream import Upstream
+from bridge.contract.catalogue import ToolEntry
+from bridge.request import build as request_module
+from bridge.request.base_url import origin_of, resolve_base_url
+from bridge.request.build import build_request, check_prepared
+from bridge.request.styles import has_dot_component, is_dot_segment
+from bridge.serving.assemble import ServeOptions, build_runtime
+from bridge.tools.errors import ConfigurationError, InvalidArgumentsError, UnsafeRequestError
+from bridge.upstream.client import Upstream
 from tests.security.fault_server import Fault, FaultServer
 from tests.security.harness import ENV, SECRET, bridge_client, hardening_catalogue, result_text
 from tests.security.operations import BASE, NASTY, all_operations, base_args, bound_env, string_args

@@ -21,12 +21,12 @@ from typing import Any
 import anyio
 import pytest
 
-from bridge.catalogue import ToolAnnotationsSpec
-from bridge.errors import UpstreamError, UpstreamTimeout
-from bridge.http_settings import HttpSettings
-from bridge.request import PreparedRequest, build_request
-from bridge.retry import IDEMPOTENT_METHODS, Phase, RetryPolicy, parse_retry_after, phase_of
-from bridge.upstream import Upstream, UpstreamResponse
+from bridge.contract.catalogue import ToolAnnotationsSpec
+from bridge.request.build import PreparedRequest, build_request
+from bridge.tools.errors import UpstreamError, UpstreamTimeout
+from bridge.upstream.client import Upstream, UpstreamResponse
+from bridge.upstream.http_settings import HttpSettings
+from bridge.upstream.retry import IDEMPOTENT_METHODS, Phase, RetryPolicy, parse_retry_after, phase_of
 from tests.security.fault_server import Fault, FaultServer, closed_port
 from tests.security.harness import bridge_client, fast, hardening_catalogue, result_text
 

@@ -20,10 +20,10 @@ import anyio
 import mcp_types
 import pytest
 
-from bridge.catalogue import EnvVar, SecurityScheme
-from bridge.codemode import RUN_QUERY
-from bridge.credentials import Credentials
-from bridge.discovery import CALL
+from bridge.contract.catalogue import EnvVar, SecurityScheme
+from bridge.modes.codemode import RUN_QUERY
+from bridge.modes.discovery import CALL
+from bridge.secrets.credentials import Credentials
 from tests.security.fault_server import Attempt, Fault, FaultServer
 from tests.security.harness import ENV, QUERY_SECRET, SECRET, bridge_client
 

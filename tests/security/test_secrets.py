@@ -28,12 +28,12 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-import bridge.scrub as scrub_module
-from bridge.catalogue import Catalogue, EnvVar, SecurityScheme
-from bridge.credentials import Credentials
-from bridge.scrub import scrub
-from bridge.server import UNEXPECTED_ERROR_MESSAGE
-from bridge.upstream import Upstream
+import bridge.secrets.scrub as scrub_module
+from bridge.contract.catalogue import Catalogue, EnvVar, SecurityScheme
+from bridge.secrets.credentials import Credentials
+from bridge.secrets.scrub import scrub
+from bridge.server.handlers import UNEXPECTED_ERROR_MESSAGE
+from bridge.upstream.client import Upstream
 from tests.security.fault_server import Attempt, Fault, FaultServer, closed_port
 from tests.security.harness import (
     QUERY_SECRET,

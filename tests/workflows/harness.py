@@ -16,8 +16,8 @@ import mcp_types
 import yaml
 from mcp import Client
 
-from bridge.http_tools import HttpRuntime
-from bridge.serve import build_bridge_server, build_registry
+from bridge.calls.runtime import HttpRuntime
+from bridge.serving.assemble import build_bridge_server, build_registry
 from generator.generate import build_catalogue
 from generator.options import GenerateOptions
 from tests.bridge.fake_upstream import FakeUpstream

@@ -19,9 +19,9 @@ import pytest
 import yaml
 from mcp import Client
 
-from bridge.demo_upstream import free_port
-from bridge.http_tools import HttpRuntime
-from bridge.serve import build_bridge_server, build_registry
+from bridge.calls.runtime import HttpRuntime
+from bridge.cli.demo_upstream import free_port
+from bridge.serving.assemble import build_bridge_server, build_registry
 from generator.generate import build_catalogue
 from generator.options import GenerateOptions
 

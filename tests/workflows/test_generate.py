@@ -11,11 +11,11 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from bridge.catalogue import stub_entries
 from bridge.cli import cli
+from bridge.contract.catalogue import stub_entries
 from generator.generate import build_catalogue, generate
 from generator.issues import GenerationError
-from generator.load import SpecError
+from generator.load.reading import SpecError
 from generator.options import GenerateOptions
 from tests.workflows.harness import arazzo, write
 

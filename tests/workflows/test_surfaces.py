@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from bridge.codemode import RUN_CODE, RUN_QUERY, SEARCH
-from bridge.discovery import CALL
-from bridge.package import load_catalogue
-from bridge.stubs import StubIndex
+from bridge.contract.stubs import StubIndex
+from bridge.modes.codemode import RUN_CODE, RUN_QUERY, SEARCH
+from bridge.modes.discovery import CALL
+from bridge.serving.package import load_catalogue
 from generator.generate import build_catalogue, generate
 from generator.options import GenerateOptions
 from tests.bridge.fake_upstream import FakeUpstream, Recorded, Reply, make_reply
-from tests.codemode.harness import code_client, value
-from tests.codemode.harness import text as code_text
+from tests.bridge.modes.codemode.harness import code_client, value
+from tests.bridge.modes.codemode.harness import text as code_text
 from tests.workflows.harness import ENV, UPSTREAM, arazzo, served, shop_upstream, text, write
 from tests.workflows.test_runtime import ORDER_ITEM, _check
 
@@ -62,8 +62,8 @@ async def test_a_workflow_is_a_typed_function_of_code_mode(tmp_path: Path, packa
 async def test_discovery_finds_and_calls_a_workflow(tmp_path: Path) -> None:
     spec, flows = write(tmp_path, arazzo(ORDER_ITEM))
     catalogue, _ = build_catalogue(str(spec), GenerateOptions(workflows=(str(flows),), mode="discovery"))
-    from bridge.http_tools import HttpRuntime
-    from bridge.serve import build_bridge_server, build_registry
+    from bridge.calls.runtime import HttpRuntime
+    from bridge.serving.assemble import build_bridge_server, build_registry
 
     fake = _shop()
     runtime = HttpRuntime.create(catalogue, base_url=UPSTREAM, environ=ENV, transport=fake.transport())

@@ -1,0 +1,1 @@
+"""Small languages over JSON values both halves evaluate: pointers, JSONPath, patterns, runtime expressions."""

@@ -1,0 +1,1 @@
+"""Talking to the upstream API: the pooled client, its limits, retries, redirects and bounded answers."""

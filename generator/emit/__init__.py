@@ -1,0 +1,1 @@
+"""Stage 4, emit: the catalogue, the stubs and the package's files, written without losing anything."""

@@ -1,5 +1,0 @@
-"""OpenAPI Overlay 1.0: documents of JSONPath-targeted ``update`` / ``remove`` actions that tailor a spec.
-
-:mod:`generator.overlays.document` reads and checks an overlay; :mod:`generator.overlays.apply`
-applies overlays, in order, to a parsed spec before anything else reads it (``generator.load``).
-"""

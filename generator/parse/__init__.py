@@ -1,0 +1,1 @@
+"""Stage 2, parse: the bundled document into the intermediate model (``ir``), facts only."""
