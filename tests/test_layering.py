@@ -63,6 +63,7 @@ LAZY_GENERATOR_USERS = {
     "bridge.cli.costs",
     "bridge.cli.demo",
     "bridge.serving.assemble",
+    "bridge.serving.spec_target",
     "bridge.modes.stubsource",
 }
 EAGER_GENERATOR_USERS = {"bridge.cli.generate"}

@@ -92,13 +92,14 @@ class ServeOptions:
     confirm: ConfirmSettings = field(default_factory=ConfirmSettings)  # --confirm, --confirm-fallback
     resources: bool = False  # --resources: GET operations as MCP resources and templates
     icons: tuple[IconSpec, ...] = ()  # --icon: replaces the package's icons
+    cache: bool = True  # a spec TARGET: its catalogue from/to the cache (bridge/serving/spec_cache.py)
 
 
 def load_target(
-    target: str, *, overlays: tuple[str, ...] = (), workflows: tuple[str, ...] = ()
+    target: str, *, overlays: tuple[str, ...] = (), workflows: tuple[str, ...] = (), use_cache: bool = True
 ) -> tuple[Catalogue, Path | None]:
     """A package folder gives its catalogue; a spec file is generated in memory (with ``overlays``
-    applied and ``workflows`` made tools)."""
+    applied and ``workflows`` made tools), or read from the catalogue cache (``use_cache``)."""
     path = Path(target)
     if path.is_dir():
         if overlays or workflows:
@@ -106,13 +107,9 @@ def load_target(
                 "--overlay and --workflows apply to a spec; a package has them already (generate it with them)"
             )
         return load_catalogue(path), path
-    from generator.generate import build_catalogue
-    from generator.options import GenerateOptions
+    from bridge.serving.spec_target import load_spec_target
 
-    catalogue, issues = build_catalogue(target, GenerateOptions(overlays=overlays, workflows=workflows))
-    for issue in issues:
-        logger.warning("%s", issue)
-    return catalogue, None
+    return load_spec_target(target, overlays=overlays, workflows=workflows, use_cache=use_cache), None
 
 
 def without_output_schemas(catalogue: Catalogue) -> Catalogue:
@@ -400,7 +397,9 @@ def serve_target(target: str, options: ServeOptions) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
         with long_lived_objects():
-            catalogue, package_dir = load_target(target, overlays=options.overlays, workflows=options.workflows)
+            catalogue, package_dir = load_target(
+                target, overlays=options.overlays, workflows=options.workflows, use_cache=options.cache
+            )
             if not options.output_schemas:
                 catalogue = without_output_schemas(catalogue)
             runtime = build_runtime(catalogue, options, contract=response_contract(target, options))
