@@ -47,7 +47,7 @@ from bench.common import (
     machine_info,
     replace_section,
 )
-from bench.figures import BRIDGE, BRIDGE_SPEC, DIRECT, FASTMCP, FLOOR, OMG
+from bench.figures import BRIDGE, BRIDGE_CACHED, BRIDGE_SPEC, DIRECT, FASTMCP, FLOOR, OMG
 from bench.github_repo import ARGS as REPO_ARGS
 from bench.github_repo import PATH as REPO_PATH
 from bench.serve_bench import CallCase, CallRun, ServeRun, Target, tool_named
@@ -108,6 +108,23 @@ def _spec_env(spec: Path) -> dict[str, str]:
     return child_env(**{k: API_KEY for k in fake_environ(catalogue)})
 
 
+def cache_home(spec: str, label: str) -> Path:
+    """The XDG cache folder a ``serve spec.json`` target runs with."""
+    return OUT_DIR / "xdg" / spec / ("cached" if label == BRIDGE_CACHED else "first")
+
+
+def prepare_cache(spec: str, label: str) -> None:
+    """Before a run: a first start finds no cache; a later start finds the entry a first start left."""
+    import shutil
+
+    first, cached = cache_home(spec, BRIDGE_SPEC), cache_home(spec, BRIDGE_CACHED)
+    if label == BRIDGE_SPEC:
+        shutil.rmtree(first, ignore_errors=True)
+    elif label == BRIDGE_CACHED and not any(cached.rglob("*.json")) and first.exists():
+        shutil.rmtree(cached, ignore_errors=True)
+        shutil.copytree(first, cached)
+
+
 def targets_for(label: str, upstream: str, *, peers: bool, package: bool = True) -> list[Target]:
     """The servers measured on one spec: the package, the spec served directly, and the peers."""
     from bench import peers as peer_setup
@@ -123,9 +140,12 @@ def targets_for(label: str, upstream: str, *, peers: bool, package: bool = True)
         out.append(Target(BRIDGE, [str(generate_bench.MCP_BRIDGE), "serve", str(folder)], env, calls=cases))
     else:
         env = _spec_env(json_spec)
-    # the same spec document FastMCP gets, generated in memory at start; same environment as the package
+    # the same spec document FastMCP gets, generated in memory at start; same environment as the package.
+    # A first start has an empty catalogue cache (emptied before each run); a later one a filled cache.
     cmd = [str(generate_bench.MCP_BRIDGE), "serve", str(json_spec), "--base-url", base]
-    out.append(Target(BRIDGE_SPEC, cmd, env, calls=cases))
+    out.append(Target(BRIDGE_SPEC, cmd, {**env, "XDG_CACHE_HOME": str(cache_home(label, BRIDGE_SPEC))}, calls=cases))
+    cached_env = {**env, "XDG_CACHE_HOME": str(cache_home(label, BRIDGE_CACHED))}
+    out.append(Target(BRIDGE_CACHED, cmd, cached_env, calls=cases))
     if not peers:
         return out
     python = peer_setup.fastmcp_python(install=False)
@@ -262,6 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for spec in specs:
                 for target in targets_for(spec, upstream.url, peers=peers):
                     log(f"run {i + 1}/{runs} {spec} {target.label}")
+                    prepare_cache(spec, target.label)
                     stderr = OUT_DIR / f"serve-{spec}-{target.label.replace(' ', '_')}.stderr"
                     result = serve_bench.run(serve_bench.measure(target, calls=calls, keep_tools=i == 0, stderr=stderr))
                     if i == 0 and result.tool_list:
