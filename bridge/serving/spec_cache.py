@@ -2,12 +2,13 @@
 
 An entry is one JSON file under ``$XDG_CACHE_HOME/mcp-bridge/catalogues/`` (``~/.cache/...``
 without it), named by its key: the SHA-256 of the spec's bytes, each overlay's and workflow
-document's bytes, the spec's real path, the mcp-bridge version, the catalogue format and the
-generate options. It holds data only: a header line (the key, the generation warnings as text,
-the digest of the rest), then the catalogue as a package's ``catalogue.json`` holds it. It is
-read the way a package's catalogue is read (JSON, then the ``Catalogue`` model), so an entry can
-make ``serve`` serve wrong tools at worst, never run code; and even that needs write access to
-the user's own 0700 folder. An entry is used only when the folder and the file belong to the
+document's bytes, the spec's real path, the mcp-bridge version (and its generator's source
+files, for an editable install), the catalogue format and the generate options. It holds data
+only: a header line (the key, the generation warnings as text, the digest of the rest), then
+the catalogue as a package's ``catalogue.json`` holds it. It is read the way a package's
+catalogue is read (JSON, then the ``Catalogue`` model), so an entry can make ``serve`` serve
+wrong tools at worst, never run code; and even that needs write access to the user's own 0700
+folder. An entry is used only when the folder and the file belong to the
 user and nobody else can write them, the file is a regular file (no symlink), it names the key
 it is stored under and its catalogue matches the digest. Anything else - a truncated or corrupt
 file, another version's entry, a foreign or planted file - is ignored with one log line and
@@ -22,7 +23,9 @@ cover content the spec's bytes do not hold.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
+import importlib.util
 import json
 import logging
 import os
@@ -94,6 +97,7 @@ class CatalogueCache:
                 "cache_format": CACHE_FORMAT,
                 "catalogue_format": CATALOGUE_FORMAT,
                 "version": bridge_version(),
+                "code": _code_fingerprint(),
                 "spec": [real, _digest(Path(real).read_bytes())],
                 "overlays": [[os.path.realpath(p), _digest(Path(p).read_bytes())] for p in overlays],
                 "workflows": [[os.path.realpath(p), _digest(Path(p).read_bytes())] for p in workflows],
@@ -216,6 +220,25 @@ def _check_private(info: os.stat_result, what: str, *, regular: bool) -> None:
         raise _Refused(f"the {what} belongs to another user (uid {info.st_uid})")
     if info.st_mode & 0o022:
         raise _Refused(f"the {what} is writable by other users")
+
+
+@functools.cache
+def _code_fingerprint() -> str:
+    """The generator's and the catalogue model's source files (names, sizes, change times): an
+    editable install whose code changed under the same version number gets new keys. Found
+    without importing the generator (a start from the cache does not load it)."""
+    stamps = []
+    for name in ("generator", "bridge.contract"):
+        found = importlib.util.find_spec(name)
+        for root in (found.submodule_search_locations or []) if found is not None else []:
+            for folder, _, files in sorted(os.walk(root)):
+                for file in sorted(f for f in files if f.endswith(".py")):
+                    try:
+                        info = os.stat(os.path.join(folder, file))
+                    except OSError:
+                        continue
+                    stamps.append(f"{os.path.relpath(folder, root)}/{file}:{info.st_size}:{info.st_mtime_ns}")
+    return _digest("\n".join(stamps).encode("utf-8"))
 
 
 def _options_data(options: Any) -> Any:

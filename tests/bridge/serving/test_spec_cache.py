@@ -18,7 +18,7 @@ from bridge.serving.spec_cache import CatalogueCache, cache_root
 from bridge.serving.spec_target import load_spec_target
 from generator.emit.render import catalogue_json
 from generator.generate import build_served
-from generator.load.deferred import Validation
+from generator.load.deferred import validation_issues
 from generator.options import GenerateOptions
 from tests.golden import GOLDEN_SPECS, golden_options, spec_path
 
@@ -184,7 +184,7 @@ def test_a_big_specs_validation_runs_in_the_background_and_finds_the_problems(tm
     document["paths"]["/x"] = {"get": {"operationId": "getX"}}  # no responses: invalid 3.0
     path.write_text(json.dumps(document), encoding="utf-8")
     deferred = build_served(str(path), GenerateOptions(), validate=False)
-    found = Validation(str(path)).issues()
+    found = validation_issues(str(path))
     assert any("responses" in str(issue) for issue in found), found
     assert not any("responses" in str(issue) for issue in deferred.issues)
     assert deferred.catalogue.tools[0].name  # served all the same
@@ -274,3 +274,35 @@ def test_no_cache_neither_reads_nor_writes(spec: Path, tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert not (tmp_path / "xdg").exists()
+
+
+def test_a_big_spec_is_served_before_validation_and_the_child_caches_it_validated(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import threading
+
+    import generator.generate
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(generator.generate, "defer_validation", lambda source: True)  # as for a 1 MB spec
+    with caplog.at_level(logging.INFO, logger="bridge.serve"):
+        served = load_spec_target(str(spec))
+        (waiting,) = [t for t in threading.enumerate() if t.name == "mcp-bridge-validate"]
+        waiting.join(timeout=RUN_TIMEOUT)
+        assert not waiting.is_alive()
+    assert any("spec validated" in r.getMessage() for r in caplog.records)
+    hit = _cache(spec, tmp_path / "xdg" / "mcp-bridge" / "catalogues").load()
+    assert hit is not None and hit.validated
+    assert hit.catalogue.model_dump() == served.model_dump()
+
+
+def test_a_changed_generator_source_file_changes_the_key(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fingerprint = spec_cache._code_fingerprint()
+    assert len(fingerprint) == 64 and fingerprint == spec_cache._code_fingerprint()
+    before = _cache(spec, tmp_path).key
+    # An editable install edited under the same version number (not a real file touched: other
+    # tests running at the same time compute keys too).
+    monkeypatch.setattr(spec_cache, "_code_fingerprint", lambda: "0" * 64)
+    assert _cache(spec, tmp_path).key != before
