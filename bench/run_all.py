@@ -108,6 +108,16 @@ def _spec_env(spec: Path) -> dict[str, str]:
     return child_env(**{k: API_KEY for k in fake_environ(catalogue)})
 
 
+def compile_sources() -> None:
+    """Byte-compile bridge/ and generator/ as ``pip install`` does: with PYTHONDONTWRITEBYTECODE set
+    (as in some shells and CI), an edited module is compiled again at every start, and ``serve
+    spec.json``'s first start paid about 0.13 s for it."""
+    import compileall
+
+    for folder in ("bridge", "generator"):
+        compileall.compile_dir(str(ROOT / folder), quiet=1)
+
+
 def cache_home(spec: str, label: str) -> Path:
     """The XDG cache folder a ``serve spec.json`` target runs with."""
     return OUT_DIR / "xdg" / spec / ("cached" if label == BRIDGE_CACHED else "first")
@@ -235,6 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     specs = [s for s in args.specs.split(",") if s]
     peers = not args.no_peers
     start = time.perf_counter()
+    compile_sources()
     ensure_test_node_modules()
     if peers:
         ensure_bench_node_modules()
