@@ -144,7 +144,7 @@ def test_the_run_measures_the_serve_spec_row_and_a_json_github_call() -> None:
     assert set(SERVERS) == set(headline.COLUMNS)
 
 
-def test_a_first_start_finds_no_cache_and_a_later_start_the_first_ones_entry(
+def test_a_first_start_finds_no_cache_and_a_later_start_a_validated_entry(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(run_all, "OUT_DIR", tmp_path)
@@ -152,9 +152,8 @@ def test_a_first_start_finds_no_cache_and_a_later_start_the_first_ones_entry(
     first = Path(servers[f.BRIDGE_SPEC].env["XDG_CACHE_HOME"])
     later = Path(servers[f.BRIDGE_CACHED].env["XDG_CACHE_HOME"])
     assert first != later and servers[f.BRIDGE_SPEC].cmd == servers[f.BRIDGE_CACHED].cmd
-    (first / "mcp-bridge" / "catalogues").mkdir(parents=True)
-    (first / "mcp-bridge" / "catalogues" / "k.json").write_text("{}")
-    run_all.prepare_cache("petstore", f.BRIDGE_CACHED)
-    assert (later / "mcp-bridge" / "catalogues" / "k.json").exists()
-    run_all.prepare_cache("petstore", f.BRIDGE_SPEC)
+    (first / "stale").mkdir(parents=True)
+    run_all.prepare_cache("petstore", servers[f.BRIDGE_SPEC])
     assert not first.exists()
+    run_all.prepare_cache("petstore", servers[f.BRIDGE_CACHED], wait=60)  # a real first start fills it
+    assert run_all._validated_entry(later)
