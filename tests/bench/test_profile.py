@@ -13,10 +13,10 @@ SITE = "/venv/lib/python3.11/site-packages"
 RAW = "\n".join(
     [
         # the main thread, inside the bridge's tools/call handler: argument validation, then httpx
-        "<module> (/usr/lib/python3.11/runpy.py);call_tool (/w/bridge/server.py);"
-        "OperationCall.validate (/w/bridge/calls.py:100);validate (/w/bridge/validation.py:10) 3",
-        f"<module> (/usr/lib/python3.11/runpy.py);call_tool (/w/bridge/server.py);"
-        f"OperationCall.send (/w/bridge/calls.py);AsyncClient.send ({SITE}/httpx/_client.py) 5",
+        "<module> (/usr/lib/python3.11/runpy.py);call_tool (/w/bridge/server/handlers.py);"
+        "OperationCall.validate (/w/bridge/calls/operation.py:100);validate (/w/bridge/tools/validation.py:10) 3",
+        f"<module> (/usr/lib/python3.11/runpy.py);call_tool (/w/bridge/server/handlers.py);"
+        f"OperationCall.send (/w/bridge/calls/operation.py);AsyncClient.send ({SITE}/httpx/_client.py) 5",
         # the SDK serialising the result, and a stdio file worker
         f"<module> (/usr/lib/python3.11/runpy.py);ServerRunner._serialize ({SITE}/mcp/server/runner.py) 2",
         "Thread._bootstrap (/usr/lib/python3.11/threading.py);WorkerThread.run (/x/anyio/to_thread.py) 1",
@@ -30,7 +30,7 @@ def test_a_raw_line_is_a_stack_from_the_outermost_frame_and_its_count() -> None:
     assert [count for _, count in samples] == [3, 5, 2, 1]
     stack, _ = samples[0]
     assert stack[0] == ("<module>", "/usr/lib/python3.11/runpy.py")
-    assert stack[-1] == ("validate", "/w/bridge/validation.py")  # the line number is not part of the file
+    assert stack[-1] == ("validate", "/w/bridge/tools/validation.py")  # the line number is not part of the file
 
 
 def test_samples_go_to_the_package_of_their_innermost_frame() -> None:
@@ -92,3 +92,17 @@ def test_the_added_instructions_are_the_bridge_less_both_floors() -> None:
     }
     assert instructions.added(data, "github", "repos/get") == (10e6, 2e6, 3e6, 5e6)
     assert instructions.added(data, "petstore", "getPet")[3] != instructions.added(data, "petstore", "getPet")[3]
+
+
+def test_every_bridge_step_names_a_function_that_exists() -> None:
+    # The steps match samples by file stem and function name: a moved or renamed module makes its
+    # step read 0 silently (the layout of issue 21 did).
+    root = Path(__file__).resolve().parents[2] / "bridge"
+    stems = {path.stem: path for path in root.rglob("*.py")}
+    for label, module, function in profile_serve.STEPS:
+        if module in ("runner", "stdio"):  # the SDK's
+            continue
+        assert module in stems, (label, module)
+        assert f"def {function}(" in stems[module].read_text(encoding="utf-8"), (label, module, function)
+    for step, modules in profile_serve.BRIDGE_STEPS.items():
+        assert any(m in stems for m in modules), step
