@@ -18,6 +18,7 @@ NAN = float("nan")
 
 BRIDGE = "mcp-bridge"
 BRIDGE_SPEC = "mcp-bridge serve spec.json"
+BRIDGE_CACHED = "mcp-bridge serve spec.json, cached"
 FASTMCP = "FastMCP 4.2.3"
 OMG = "openapi-mcp-generator 4.0.1"
 FLOOR = "SDK floor server"

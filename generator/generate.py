@@ -3,6 +3,7 @@ along the way."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,6 +28,7 @@ from generator.workflows.document import ArazzoDocument, load_arazzo
 
 DEFAULT_OUTPUT_ROOT = Path("generated")
 PARALLEL_VALIDATION_BYTES = 1_000_000  # specs smaller than this validate in milliseconds
+_PARSE_FAILURES = (AttributeError, TypeError, KeyError, ValueError, IndexError)
 
 Step = Callable[[str], None]
 
@@ -75,7 +77,7 @@ def build_from_loaded(loaded: LoadedSpec, options: GenerateOptions) -> Api:
 def _parse(loaded: LoadedSpec, options: GenerateOptions, source: str) -> Api:
     try:
         api = parse_api(loaded.document, options=options, source_name=source)
-    except (AttributeError, TypeError, KeyError, ValueError, IndexError):
+    except _PARSE_FAILURES:
         if not loaded.issues:
             raise  # a valid document the parser cannot handle is a bug: let it show
         # Too malformed to convert: its validation problems say why, with their pointers.
@@ -257,3 +259,50 @@ def generate(
     step("write")
     diff = write_package(package, target, new_manifest_tools=manifest_tools(api, catalogue))
     return GenerateResult(api=api, out_dir=target, diff=diff, issues=api.issues, catalogue=catalogue)
+
+
+# ------------------------------------------------------------------------------- serve spec.yaml
+# Validation (openapi-spec-validator's walk) finds warnings only when serving - problems never stop
+# `serve`, the parser converts what it can - and it is most of a big spec's start (3 of 5 s on
+# GitHub's). `build_served` can leave it out, so the server starts first;
+# generator.load.deferred.Validation runs it in a low-priority child process. A document too
+# malformed to convert without it is loaded again with validation, so its error still names the
+# validation problems with their pointers.
+
+
+@dataclass(frozen=True, slots=True)
+class ServedBuild:
+    catalogue: Catalogue
+    issues: tuple[Issue, ...]
+    self_contained: bool  # no $ref reached another file: the spec's bytes are all of its content
+    validated: bool  # the issues include the spec's validation problems
+
+
+def defer_validation(source: str) -> bool:
+    """Whether validating ``source`` is worth a background process: a local file of a megabyte or more
+    (smaller specs validate in milliseconds; a URL would be fetched twice)."""
+    if "://" in source:
+        return False
+    try:
+        return os.path.getsize(source) >= PARALLEL_VALIDATION_BYTES
+    except OSError:
+        return False
+
+
+def build_served(source: str, options: GenerateOptions, *, validate: bool = False) -> ServedBuild:
+    """The catalogue of ``source`` as ``serve`` serves it (``validate=False``: validation deferred).
+
+    Raises:
+        SpecError, GenerationError: as :func:`build_catalogue`.
+    """
+    overlays = load_overlays(options.overlays)
+    try:
+        loaded, api = _load_and_parse(source, options, step=_no_step, validate=validate, overlays=overlays)
+    except _PARSE_FAILURES:
+        if validate:
+            raise
+        return build_served(source, options, validate=True)  # the validation problems say why
+    api = _settle_issues(api, loaded.issues, strict=options.strict)
+    catalogue, issues, _ = with_workflows(finish_catalogue(api, options), api, source, options)
+    api = _settle_issues(replace(api, issues=(*api.issues, *issues)), (), strict=options.strict)
+    return ServedBuild(catalogue, api.issues, loaded.self_contained, validated=validate)

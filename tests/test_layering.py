@@ -65,6 +65,7 @@ LAZY_GENERATOR_USERS = {
     "bridge.cli.demo",
     "bridge.serving.assemble",
     "bridge.serving.process",
+    "bridge.serving.spec_target",
     "bridge.modes.stubsource",
 }
 EAGER_GENERATOR_USERS = {"bridge.cli.generate"}

@@ -72,6 +72,7 @@ def make_http_tool(entry: ToolEntry, runtime: HttpRuntime) -> Tool:
         meta={OPERATION_META_KEY: entry.operation},
         apply_defaults=False,
         checks_own_output=True,
+        structured_is_json=True,
         internal=True,
         execution=TASK_SUPPORT if entry.long_running is not None else None,
     )

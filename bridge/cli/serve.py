@@ -191,6 +191,13 @@ def forwarded_networks(value: str) -> tuple[str, ...]:
     help="A spec TARGET: an Arazzo document whose workflows are served as tools (repeatable).",
 )
 @click.option(
+    "--no-cache",
+    "no_cache",
+    is_flag=True,
+    help="A spec TARGET: generate its catalogue at every start instead of reading it from the user's cache folder "
+    "($XDG_CACHE_HOME/mcp-bridge).",
+)
+@click.option(
     "--retries",
     type=click.IntRange(0, 10),
     default=0,
@@ -303,6 +310,7 @@ def serve(
     spec_path: str | None,
     overlays: tuple[str, ...],
     workflows: tuple[str, ...],
+    no_cache: bool,
     retries: int,
     max_concurrent_calls: int | None,
     max_queue_wait: float | None,
@@ -395,6 +403,7 @@ def serve(
         spec=spec_path,
         overlays=overlays,
         workflows=workflows,
+        cache=not no_cache,
         auth=auth,
         max_sessions=max_sessions,
         max_sessions_per_client=max_sessions_per_client,

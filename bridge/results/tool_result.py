@@ -53,7 +53,7 @@ from bridge.secrets.redact import Redactor as SecretRedactor
 from bridge.secrets.redact import mask_before_decoding
 from bridge.secrets.redact_json import redact_json
 from bridge.tools.errors import ToolDefinitionError
-from bridge.tools.json_text import parse_json
+from bridge.tools.json_text import parse_answer_json
 from bridge.tools.validation import output_issues
 from bridge.upstream.client import UpstreamResponse
 
@@ -144,7 +144,7 @@ def response_to_result(
 
     if is_json_media(media) or (not media and body.lstrip()[:1] in (b"{", b"[")):
         try:
-            data = parse_json(body)
+            data = parse_answer_json(body)
         except ValueError:
             data = _NOT_JSON
         if data is not _NOT_JSON:

@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from bridge.confirm.asking import Confirmations, InputRequired
 from bridge.identity.scopes import allows, caller_scopes, missing
 from bridge.secrets.scrub import scrub
+from bridge.server.call_wire import CallResultWire, hold_structured
 from bridge.server.tasks import TaskRunner
 from bridge.tools.argument_size import DEFAULT_MAX_ARGUMENT_BYTES
 from bridge.tools.content import error_result
@@ -198,7 +199,8 @@ class _ToolHandlers:
                 return self._error(tool, exc)
             run = functools.partial(self._run, tool, params.arguments)
             return await self._tasks.submit(ctx, params, run, tool_ctx, task_support=tool.execution is not None)
-        return await self._run(tool, params.arguments, tool_ctx)
+        result = await self._run(tool, params.arguments, tool_ctx)
+        return hold_structured(result) if tool.structured_is_json else result
 
     async def _run(
         self, tool: Tool, arguments: dict[str, Any] | None, tool_ctx: ToolContext
@@ -342,6 +344,7 @@ def build_server(
     if not opentelemetry:
         server.middleware = [m for m in server.middleware if type(m).__name__ != "OpenTelemetryMiddleware"]
     server.middleware.append(_ListToolsWireCache(handlers))
+    server.middleware.append(CallResultWire())
     if tasks is not None:
         tasks.install(server)
     return server

@@ -91,13 +91,14 @@ class ServeOptions:
     resources: bool = False  # --resources: GET operations as MCP resources and templates
     icons: tuple[IconSpec, ...] = ()  # --icon: replaces the package's icons
     ops: OpsSettings = field(default_factory=OpsSettings)  # logs, telemetry, drain, workers, shared limits
+    cache: bool = True  # a spec TARGET: its catalogue from/to the cache (bridge/serving/spec_cache.py)
 
 
 def load_target(
-    target: str, *, overlays: tuple[str, ...] = (), workflows: tuple[str, ...] = ()
+    target: str, *, overlays: tuple[str, ...] = (), workflows: tuple[str, ...] = (), use_cache: bool = True
 ) -> tuple[Catalogue, Path | None]:
     """A package folder gives its catalogue; a spec file is generated in memory (with ``overlays``
-    applied and ``workflows`` made tools)."""
+    applied and ``workflows`` made tools), or read from the catalogue cache (``use_cache``)."""
     path = Path(target)
     if path.is_dir():
         if overlays or workflows:
@@ -105,13 +106,9 @@ def load_target(
                 "--overlay and --workflows apply to a spec; a package has them already (generate it with them)"
             )
         return load_catalogue(path), path
-    from generator.generate import build_catalogue
-    from generator.options import GenerateOptions
+    from bridge.serving.spec_target import load_spec_target
 
-    catalogue, issues = build_catalogue(target, GenerateOptions(overlays=overlays, workflows=workflows))
-    for issue in issues:
-        logger.warning("%s", issue)
-    return catalogue, None
+    return load_spec_target(target, overlays=overlays, workflows=workflows, use_cache=use_cache), None
 
 
 def without_output_schemas(catalogue: Catalogue) -> Catalogue:

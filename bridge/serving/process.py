@@ -34,7 +34,9 @@ def serve_target(target: str, options: ServeOptions) -> int:
         return supervise(ops, host=options.host, port=options.port)
     try:
         with long_lived_objects():
-            catalogue, package_dir = load_target(target, overlays=options.overlays, workflows=options.workflows)
+            catalogue, package_dir = load_target(
+                target, overlays=options.overlays, workflows=options.workflows, use_cache=options.cache
+            )
             if not options.output_schemas:
                 catalogue = without_output_schemas(catalogue)
             runtime = build_runtime(catalogue, options, contract=response_contract(target, options))

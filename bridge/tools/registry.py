@@ -87,6 +87,9 @@ class Tool:
     apply_defaults: bool = True
     # run() returns CallToolResults whose structuredContent it has checked against output_schema.
     checks_own_output: bool = False
+    # run()'s structuredContent is JSON data already (parsed from an answer): the server sends it
+    # without the SDK's re-dumps (bridge/server/call_wire.py).
+    structured_is_json: bool = False
     # OAuth scopes a caller needs (alternatives; empty: none): bridge/identity/scopes.py.
     scopes: tuple[frozenset[str], ...] = ()
     # The bridge's own tool: it raises ToolError on purpose, and any other exception is a bug whose

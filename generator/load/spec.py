@@ -42,6 +42,7 @@ class LoadedSpec:
     original_version: str  # "2.0", "3.0.3", "3.1.0" as declared by the spec
     sha256: str  # hex SHA-256 of the raw bytes of the main file
     issues: tuple[Issue, ...]  # warnings; errors are raised as SpecError
+    self_contained: bool = True  # False: its $refs reached other files (or URLs)
 
 
 def load_spec(
@@ -162,12 +163,14 @@ def _load(
                     raise  # a valid document the converter cannot handle is a bug: let it show
                 # Too malformed to convert: the validation problems say why, with their pointers.
                 raise SpecError([*map(str, problems), f"{name}: cannot convert this Swagger 2.0 document"]) from None
-            return LoadedSpec(name, converted, version, sha256, tuple(issues + conversion_issues))
+            return LoadedSpec(
+                name, converted, version, sha256, tuple(issues + conversion_issues), self_contained=not bundled.origins
+            )
     except refs.RefError as exc:
         raise SpecError(exc.problems) from None
     except RecursionError:
         raise SpecError([f"{name}: the document is nested too deeply to process"]) from None
-    return LoadedSpec(name, bundled.document, version, sha256, tuple(issues))
+    return LoadedSpec(name, bundled.document, version, sha256, tuple(issues), self_contained=not bundled.origins)
 
 
 @dataclass(frozen=True, slots=True)

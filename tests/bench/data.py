@@ -9,7 +9,7 @@ from bench import figures as f
 from bench.serve_bench import CallRun, ServeRun
 from bench.targets import CASES
 
-SERVERS = (f.BRIDGE, f.BRIDGE_SPEC, f.FASTMCP, f.OMG)
+SERVERS = (f.BRIDGE, f.BRIDGE_SPEC, f.BRIDGE_CACHED, f.FASTMCP, f.OMG)
 
 
 def serve_run(label: str, cases: tuple[str, ...], **figures: float) -> dict[str, Any]:

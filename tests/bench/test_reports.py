@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -140,3 +142,18 @@ def test_the_run_measures_the_serve_spec_row_and_a_json_github_call() -> None:
     assert cases["repos/get"].direct == "/repos/octocat/Hello-World"
     assert {spec: tuple(c.key for c in s["cases"]) for spec, s in run_all.SPECS.items()} == targets.CASES
     assert set(SERVERS) == set(headline.COLUMNS)
+
+
+def test_a_first_start_finds_no_cache_and_a_later_start_a_validated_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(run_all, "OUT_DIR", tmp_path)
+    servers = {t.label: t for t in run_all.targets_for("petstore", "http://127.0.0.1:9", peers=False, package=False)}
+    first = Path(servers[f.BRIDGE_SPEC].env["XDG_CACHE_HOME"])
+    later = Path(servers[f.BRIDGE_CACHED].env["XDG_CACHE_HOME"])
+    assert first != later and servers[f.BRIDGE_SPEC].cmd == servers[f.BRIDGE_CACHED].cmd
+    (first / "stale").mkdir(parents=True)
+    run_all.prepare_cache("petstore", servers[f.BRIDGE_SPEC])
+    assert not first.exists()
+    run_all.prepare_cache("petstore", servers[f.BRIDGE_CACHED], wait=60)  # a real first start fills it
+    assert run_all._validated_entry(later)

@@ -520,8 +520,9 @@ async def test_opentelemetry_middleware_is_kept_unless_dropped() -> None:
 
     kept = build_server(single(run), name="s", version="1")
     dropped = build_server(single(run), name="s", version="1", opentelemetry=False)
-    assert [type(m).__name__ for m in kept.middleware] == ["OpenTelemetryMiddleware", "_ListToolsWireCache"]
-    assert [type(m).__name__ for m in dropped.middleware] == ["_ListToolsWireCache"]
+    ours = ["_ListToolsWireCache", "CallResultWire"]
+    assert [type(m).__name__ for m in kept.middleware] == ["OpenTelemetryMiddleware", *ours]
+    assert [type(m).__name__ for m in dropped.middleware] == ours
     async with connect(single(run), opentelemetry=False) as client:
         assert text_of(await client.call_tool("t", {})) == "ok"
 
