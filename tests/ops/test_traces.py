@@ -75,7 +75,8 @@ async def test_without_a_caller_context_a_call_starts_its_own_trace_and_errors_a
 
 async def test_telemetry_off_adds_no_middleware_and_no_wrapper() -> None:
     async with observed_server(OpsSettings(), Gated()) as (server, operations):
-        assert [type(m).__name__ for m in server.middleware] == ["_ListToolsWireCache"]
+        # Only the bridge's own wire paths (tools/list cache, tools/call structured content): no tracing layer.
+        assert [type(m).__name__ for m in server.middleware] == ["_ListToolsWireCache", "CallResultWire"]
         assert operations.telemetry is None and operations.recorder is None
 
 
