@@ -2,7 +2,7 @@
 
 A deployment that only serves packages installs ``mcp-bridge`` without its dependencies plus these
 (each package's ``requirements.txt`` lists them), leaving out the generator's libraries
-(datamodel-code-generator, openapi-spec-validator, jinja2, rich, pyyaml) and the optional ones
+(openapi-spec-validator, jinja2, rich, pyyaml) and the optional ones
 (tiktoken, openapi-core, pydantic-monty). Every entry is also one of ``pyproject.toml``'s
 dependencies, spelled the same (a test checks it).
 """

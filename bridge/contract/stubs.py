@@ -64,8 +64,10 @@ def filter(function: _Callable[[Any], object] | None, iterable: _Iterable[Any], 
     """Python's filter, as a list."""
 '''
 PRELUDE_NAMES = frozenset({"ApiError", "api_status", "map", "filter"})
+# The builtin types are the stubs' annotations: a function named ``list`` would make ``list[str]`` mean it.
 _PROGRAM_NAMES = frozenset(
     {"asyncio", "json", "re", "math", "datetime", "print", "len", "range", "Any", "iter", "next", "zip", "sorted"}
+    | {"list", "dict", "str", "int", "float", "bool"}
 )
 
 

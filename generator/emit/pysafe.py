@@ -2,8 +2,8 @@
 
 :func:`py_str` is the one way the templates put a spec-derived string into Python source: a
 literal that reads back as the same string and is one token, whatever the text holds (quotes,
-backslashes, newlines, NUL, U+2028, lone surrogates). api.pyi has its own guard (generator/emit/stubs.py
-keeps only declarations of what datamodel-code-generator wrote).
+backslashes, newlines, NUL, U+2028, lone surrogates). api.pyi has its own guard (generator/emit/typed_dicts.py
+writes names, keys and literals only in forms that stay names and strings).
 """
 
 from __future__ import annotations

@@ -1,26 +1,24 @@
 """``api.pyi``: the operations as typed async Python functions, for code mode.
 
 One ``async def <tool>(*, <arguments>) -> <Tool>Output`` per operation, whose keyword arguments
-and result are ``TypedDict``s made by datamodel-code-generator from the schemas the tools
-advertise (shared shapes hoisted once, generator/shape/hoist.py). The result type is
-the response body a program receives (the tool's ``{"result": ...}`` wrapper and ``_truncated``
+and result are ``TypedDict``s of the schemas the tools advertise (shared shapes hoisted once,
+generator/shape/hoist.py; declarations written by generator/emit/typed_dicts.py). The result type
+is the response body a program receives (the tool's ``{"result": ...}`` wrapper and ``_truncated``
 note are the tool surface's, not the data's).
 
-Spec text cannot become code here: descriptions are removed before datamodel-code-generator sees
-the schemas, its output is parsed and only declarations are kept (re-rendered with
-``ast.unparse``, which quotes every string itself), and tool descriptions reach docstrings only
-through :func:`generator.emit.pytext.docstring`. A schema the library cannot type makes that
-operation's arguments and result ``dict[str, Any]`` / ``Any``, with a warning.
+Spec text cannot become code here: descriptions and examples are removed before the schemas are
+typed, typed_dicts.py writes names, keys and literals only in forms that stay names and strings,
+and tool descriptions reach docstrings only through :func:`generator.emit.pytext.docstring`. A tool
+whose schemas cannot be typed (a bug, or a schema nested too deep to walk) gets ``dict[str, Any]``
+/ ``Any``, with a warning.
 """
 
 from __future__ import annotations
 
-import ast
 import logging
 import math
-import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from bridge.contract.catalogue import ToolEntry
@@ -29,6 +27,7 @@ from bridge.contract.result_shape import MARKER_KEY
 from bridge.contract.stubs import PRELUDE_STUBS, argument_map, function_names
 from bridge.contract.trim_fields import WRAP_KEY
 from generator.emit.pytext import docstring
+from generator.emit.typed_dicts import TYPING_NAMES, Declarations, TypedDictClass, typed_dicts
 from generator.shape.hoist import class_name, hoisted_document
 
 __all__ = ["STUBS_HEADER", "body_schema", "render_stubs", "stubs_with_warnings"]
@@ -120,71 +119,35 @@ def _wire_tools(entries: Sequence[ToolEntry], bases: Mapping[str, str]) -> list[
     return tools
 
 
-def _typed_dicts(tools: list[dict[str, Any]]) -> list[ast.stmt]:
-    """datamodel-code-generator's TypedDict declarations for ``tools``; raises on any failure."""
-    import datamodel_code_generator as dmcg  # slow to import: only when stubs are made
-
-    source = dmcg.generate(
-        hoisted_document(tools),
-        input_file_type=dmcg.InputFileType.JsonSchema,
-        output_model_type=dmcg.DataModelType.TypingTypedDict,
-        formatters=[],
-        disable_timestamp=True,
-        custom_file_header="",
-        use_field_description=False,
-        target_python_version=dmcg.PythonVersion.PY_311,
-    )
-    if not isinstance(source, str):
-        raise TypeError("datamodel-code-generator split the stubs into several modules")
-    return [node for node in ast.parse(source).body if _is_declaration(node)]
+def _typed_dicts(tools: list[dict[str, Any]], reserved: frozenset[str] = frozenset()) -> Declarations:
+    """The TypedDict declarations for ``tools``; raises only on a bug (or a schema too deep to walk)."""
+    document = hoisted_document(tools)
+    inputs = [class_name(tool["name"], "Tool") + "Input" for tool in tools]
+    return typed_dicts(document["$defs"], reserved=reserved, classes=inputs)
 
 
-def _is_declaration(node: ast.stmt) -> bool:
-    """Imports, TypedDict classes and type aliases only: anything else is not kept."""
-    if isinstance(node, ast.ImportFrom):
-        return node.module in {"typing", "typing_extensions", "__future__"}
-    if isinstance(node, ast.ClassDef):
-        return all(isinstance(s, ast.AnnAssign | ast.Pass) or _is_text(s) for s in node.body)
-    if isinstance(node, ast.Assign | ast.AnnAssign):
-        value = node.value
-        return value is not None and not any(
-            isinstance(n, ast.Lambda | ast.Await | ast.NamedExpr | ast.Attribute) for n in ast.walk(value)
-        )
-    return False
-
-
-def _is_text(node: ast.stmt) -> bool:
-    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
-
-
-def _declarations(tools: list[dict[str, Any]], warn: Warn) -> tuple[list[ast.stmt], set[str]]:
+def _declarations(tools: list[dict[str, Any]], warn: Warn, reserved: frozenset[str]) -> tuple[Declarations, set[str]]:
     """The declarations, and the tools whose schemas could not be typed (they get ``Any``)."""
-    with _quiet():
-        try:
-            return _typed_dicts(tools), set()
-        except Exception:  # the library's failures have no common type: find the tools that cause them
-            failures = _failing(tools)
-        for name, exc in failures.items():
-            warn(f"{name}: no typed stub ({_reason(exc)}); its arguments are dict[str, Any]")
-        good = [tool for tool in tools if tool["name"] not in failures]
-        try:
-            return (_typed_dicts(good) if good else []), set(failures)
-        except Exception as exc:  # only the combination fails: nothing is typed rather than nothing written
-            warn(f"no typed stub for any function ({_reason(exc)}); all arguments are dict[str, Any]")
-            return [], {tool["name"] for tool in tools}
+    try:
+        return _typed_dicts(tools, reserved), set()
+    except Exception:  # a bug must cost the tools that cause it, not the package: find them
+        failures = _failing(tools, reserved)
+    for name, exc in failures.items():
+        warn(f"{name}: no typed stub ({_reason(exc)}); its arguments are dict[str, Any]")
+    good = [tool for tool in tools if tool["name"] not in failures]
+    try:
+        return (_typed_dicts(good, reserved) if good else Declarations([], {})), set(failures)
+    except Exception as exc:  # only the combination fails: nothing is typed rather than nothing written
+        warn(f"no typed stub for any function ({_reason(exc)}); all arguments are dict[str, Any]")
+        return Declarations([], {}), {tool["name"] for tool in tools}
 
 
-def _failing(tools: list[dict[str, Any]]) -> dict[str, Exception]:
-    """The tools the library fails on by themselves, each tried alone.
-
-    Halving looks cheaper but is not: the library's failures (a recursion through shared shapes)
-    come late in a run, so a failing half costs about a whole run, and on a 500-operation spec with
-    9 such tools halving took 131 s and 3.1 GB against 58 s and 1.1 GB for one run per tool.
-    """
+def _failing(tools: list[dict[str, Any]], reserved: frozenset[str]) -> dict[str, Exception]:
+    """The tools that fail by themselves, each tried alone."""
     failures: dict[str, Exception] = {}
     for tool in tools:
         try:
-            _typed_dicts([tool])
+            _typed_dicts([tool], reserved)
         except Exception as exc:
             failures[tool["name"]] = exc
     return failures
@@ -193,45 +156,6 @@ def _failing(tools: list[dict[str, Any]]) -> dict[str, Exception]:
 def _reason(exc: Exception) -> str:
     first = " ".join(str(exc).split())[:120]
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
-
-
-@contextmanager
-def _quiet() -> Iterator[None]:
-    """datamodel-code-generator warns (duplicate field names, unknown formats) through warnings."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
-
-
-def _fields(node: ast.stmt | None, classes: Mapping[str, ast.stmt]) -> dict[str, tuple[str, bool]] | None:
-    """Field name -> (annotation, required) of a TypedDict declaration (class or functional form)."""
-    if isinstance(node, ast.ClassDef):
-        out: dict[str, tuple[str, bool]] = {}
-        for base in node.bases:
-            if isinstance(base, ast.Name) and base.id != "TypedDict":
-                out.update(_fields(classes.get(base.id), classes) or {})
-        for stmt in node.body:
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                out[stmt.target.id] = _required(stmt.annotation)
-        return out
-    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.value.args) >= 2:
-        table = node.value.args[1]
-        if isinstance(table, ast.Dict):
-            return {
-                key.value: _required(value)
-                for key, value in zip(table.keys, table.values, strict=True)
-                if isinstance(key, ast.Constant) and isinstance(key.value, str)
-            }
-    return None
-
-
-def _required(annotation: ast.expr) -> tuple[str, bool]:
-    if isinstance(annotation, ast.Subscript) and isinstance(annotation.value, ast.Name):
-        if annotation.value.id == "NotRequired":
-            return ast.unparse(annotation.slice), False
-        if annotation.value.id == "Required":
-            return ast.unparse(annotation.slice), True
-    return ast.unparse(annotation), True
 
 
 def _default(schema: Any) -> str:
@@ -250,21 +174,21 @@ def _hints(entry: ToolEntry) -> str:
     return f"{entry.operation} ({kind}{', idempotent' if a.idempotentHint and not a.readOnlyHint else ''})"
 
 
-def _function(entry: ToolEntry, name: str, base: str, declarations: Mapping[str, ast.stmt], typed: bool) -> str:
+def _function(entry: ToolEntry, name: str, base: str, declarations: Declarations, typed: bool) -> str:
     names = argument_map(entry.input_schema, [entry.binding.fields_arg] if entry.binding.fields_arg else [])
-    fields = _fields(declarations.get(base + "Input"), declarations) if typed else None
+    fields = declarations.fields(declarations.names.get(base + "Input", "")) if typed else None
     properties = entry.input_schema.get("properties") or {}
     required = set(entry.input_schema.get("required") or ())
     params: list[str] = []
     optional: list[str] = []
     for py, arg in names.items():
-        annotation = fields[arg][0] if fields is not None and arg in fields else "Any"
+        annotation = fields[arg].annotation if fields is not None and arg in fields else "Any"
         if arg in required:
             params.append(f"{py}: {annotation}")
         else:
             optional.append(f"{py}: {annotation} = {_default(properties.get(arg))}")
     signature = ", ".join(["*", *params, *optional]) if names else ""
-    output = base + "Output" if typed and base + "Output" in declarations else "Any"
+    output = declarations.names.get(base + "Output", "Any") if typed else "Any"
     text = entry.title or ""
     description = entry.description.strip()
     if description and not description.startswith(text):
@@ -297,23 +221,32 @@ def render_stubs(
         stem, _, rest = note.partition(":")
         warn(f"{by_base.get(stem, stem)}:{rest}")
 
-    nodes, untyped_bases = _declarations(_wire_tools(entries, bases), warn_tool) if entries else ([], set())
+    reserved = frozenset(functions.values())
+    declarations, untyped_bases = (
+        _declarations(_wire_tools(entries, bases), warn_tool, reserved) if entries else (Declarations([], {}), set())
+    )
     untyped = {by_base[b] for b in untyped_bases}
-    imported: dict[str, set[str]] = {"typing": {"Any"}}
-    for n in nodes:
-        if isinstance(n, ast.ImportFrom) and n.module and n.module != "__future__":
-            imported.setdefault(n.module, set()).update(a.name for a in n.names)
-    imports = [f"from {module} import {', '.join(sorted(names))}" for module, names in sorted(imported.items())]
-    body = [n for n in nodes if not isinstance(n, ast.ImportFrom)]
-    declarations = {name: n for n in body for name in _names(n)}
-    parts = [STUBS_HEADER + "\n".join(imports), PRELUDE_STUBS.rstrip("\n")]
-    pages = {bases[e.name] + "Output" for e in entries if e.name not in untyped and _is_page(e)}
-    parts += [ast.unparse(_open_page(_total_false(n), pages)) for n in body]
+    for e in entries:
+        page = declarations.get(declarations.names.get(bases[e.name] + "Output", ""))
+        if e.name not in untyped and isinstance(page, TypedDictClass) and _is_page(e):
+            page.extra_items = "Any"
+    classes = [d.render() for d in declarations.items]
+    parts = [STUBS_HEADER + _imports("\n".join(classes)), PRELUDE_STUBS.rstrip("\n"), *classes]
     parts += [
         _function(e, functions[e.name], bases[e.name], declarations, e.name not in untyped).rstrip("\n")
         for e in entries
     ]
     return "\n\n".join(parts) + "\n"
+
+
+def _imports(declarations: str) -> str:
+    """The typing names the declarations use (``Any`` always: the functions use it); ``TypedDict``
+    from typing_extensions, which has PEP 728's ``closed`` and ``extra_items``."""
+    used = sorted({"Any"} | {n for n in TYPING_NAMES - {"TypedDict"} if re.search(rf"\b{n}\b", declarations)})
+    lines = [f"from typing import {', '.join(used)}"]
+    if re.search(r"\bTypedDict\b", declarations):
+        lines.append("from typing_extensions import TypedDict")
+    return "\n".join(lines)
 
 
 def _is_page(entry: ToolEntry) -> bool:
@@ -322,59 +255,7 @@ def _is_page(entry: ToolEntry) -> bool:
     return found is not None and bool(found.items)
 
 
-def _open_page(node: ast.stmt, pages: set[str]) -> ast.stmt:
-    """A page's TypedDict also takes keys the spec does not declare, typed ``Any``
-    (``extra_items=Any``, PEP 728): envelopes carry paging fields their specs leave out (Asana's
-    ``next_page``), and a program reading one should not fail to type-check. Item types stay exact."""
-    if (
-        not isinstance(node, ast.ClassDef)
-        or node.name not in pages
-        or any(k.arg == "extra_items" for k in node.keywords)
-    ):
-        return node
-    keywords = [*node.keywords, ast.keyword(arg="extra_items", value=ast.Name("Any"))]
-    return ast.ClassDef(name=node.name, bases=node.bases, keywords=keywords, body=node.body, decorator_list=[])
-
-
-def _total_false(node: ast.stmt) -> ast.stmt:
-    """A TypedDict class whose own keys are all ``NotRequired[...]`` as ``total=False`` with bare types.
-
-    The same type to a checker, and about three tokens less per key for the model reading the stub
-    (response shapes are mostly optional keys: GitHub's issue has forty).
-    """
-    if not isinstance(node, ast.ClassDef) or any(k.arg == "total" for k in node.keywords):
-        return node
-    fields = [stmt for stmt in node.body if isinstance(stmt, ast.AnnAssign)]
-    if not fields or not all(_not_required(f.annotation) for f in fields):
-        return node
-    body: list[ast.stmt] = []
-    for stmt in node.body:
-        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.annotation, ast.Subscript):
-            stmt = ast.AnnAssign(target=stmt.target, annotation=stmt.annotation.slice, value=stmt.value, simple=1)
-        body.append(stmt)
-    keywords = [*node.keywords, ast.keyword(arg="total", value=ast.Constant(False))]
-    return ast.ClassDef(name=node.name, bases=node.bases, keywords=keywords, body=body, decorator_list=[])
-
-
-def _not_required(annotation: ast.expr) -> bool:
-    return (
-        isinstance(annotation, ast.Subscript)
-        and isinstance(annotation.value, ast.Name)
-        and annotation.value.id == "NotRequired"
-    )
-
-
 def stubs_with_warnings(entries: Sequence[ToolEntry]) -> tuple[str, list[str]]:
     """:func:`render_stubs`, its warnings returned (it may run in another process)."""
     warnings_: list[str] = []
     return render_stubs(entries, warnings_.append), warnings_
-
-
-def _names(node: ast.stmt) -> list[str]:
-    if isinstance(node, ast.ClassDef):
-        return [node.name]
-    if isinstance(node, ast.Assign):
-        return [t.id for t in node.targets if isinstance(t, ast.Name)]
-    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-        return [node.target.id]
-    return []

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.anyio
 MAX_PACKAGES = 40
 MAX_MEGABYTES = 80
 VENV_OWN = {"pip", "setuptools"}
-GENERATOR_ONLY = {"datamodel-code-generator", "openapi-spec-validator", "jinja2", "rich", "pyyaml", "tiktoken"}
+GENERATOR_ONLY = {"openapi-spec-validator", "jinja2", "rich", "pyyaml", "tiktoken"}
 
 
 def _run(*command: str | Path, timeout: float = 600) -> str:

@@ -1,9 +1,10 @@
-"""Quiet mistakes are said out loud: empty filters, stubs the library cannot type, impossible tools, bad JSON."""
+"""Quiet mistakes are said out loud: empty filters, stubs that cannot be typed, impossible tools, bad JSON."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -12,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bridge.cli import cli
+from bridge.contract.stubs import StubIndex
 from generator.generate import generate
 from generator.issues import GenerationError, Level
 from generator.options import GenerateOptions
@@ -80,15 +82,38 @@ components:
 """
 
 
-def test_a_stub_the_library_cannot_type_is_one_warning_and_the_package_is_written(tmp_path: Path) -> None:
+def test_a_schema_extending_itself_is_typed_without_a_warning(tmp_path: Path) -> None:
+    out = tmp_path / "pkg"
+    result = CliRunner().invoke(cli, ["generate", str(_spec(tmp_path, CYCLE)), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert not [line for line in result.output.splitlines() if line.startswith("warning: api.pyi")]
+    index = StubIndex.parse((out / "api.pyi").read_text(encoding="utf-8"))
+    assert index.signature("createNode") == "async def createNode(*, body: CreateNodeInputBody = ...) -> Any"
+    assert "name: str" in index.subset(["createNode"])
+
+
+def test_a_stub_that_cannot_be_typed_is_one_warning_and_the_package_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from generator.emit import stubs
+
+    real = stubs._typed_dicts
+
+    def failing(tools: list[dict[str, Any]], reserved: frozenset[str]) -> Any:
+        if any(tool["name"] == "CreateNode" for tool in tools):
+            raise RecursionError("maximum recursion depth exceeded")  # a schema nested too deep to walk
+        return real(tools, reserved)
+
+    monkeypatch.setattr(stubs, "_typed_dicts", failing)
     out = tmp_path / "pkg"
     result = CliRunner().invoke(cli, ["generate", str(_spec(tmp_path, CYCLE)), "-o", str(out)])
     assert result.exit_code == 0, result.output
     warnings = [line for line in result.output.splitlines() if line.startswith("warning: api.pyi")]
     assert len(warnings) == 1 and "createNode" in warnings[0] and "ping" not in warnings[0]
     assert "Traceback" not in result.output
-    stubs = (out / "api.pyi").read_text(encoding="utf-8")
-    assert "class PingInput(TypedDict" in stubs and "async def createNode(*, body: Any = ...) -> Any:" in stubs
+    stubs_text = (out / "api.pyi").read_text(encoding="utf-8")
+    assert "class PingInput(TypedDict" in stubs_text
+    assert "async def createNode(*, body: Any = ...) -> Any:" in stubs_text
     assert json.loads((out / "catalogue.json").read_text())["tools"][0]["name"] == "createNode"
     with pytest.raises(GenerationError) as strict:
         generate(str(tmp_path / "api.yaml"), tmp_path / "strict", GenerateOptions(strict=True))
@@ -215,16 +240,16 @@ def test_a_spec_without_operations_is_written_with_a_warning(tmp_path: Path) -> 
 def test_third_party_warnings_do_not_reach_the_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import warnings
 
-    import datamodel_code_generator
+    import generator.generate
 
-    real = datamodel_code_generator.generate
+    real = generator.generate.shape_api
 
-    def noisy(*args: object, **kwargs: object) -> object:
+    def noisy(*args: Any, **kwargs: Any) -> Any:  # as a library called mid-run warns
         warnings.warn("deprecated thing in /site-packages/lib/module.py", DeprecationWarning, stacklevel=1)
         warnings.warn("user-facing library warning", UserWarning, stacklevel=1)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(datamodel_code_generator, "generate", noisy)
+    monkeypatch.setattr(generator.generate, "shape_api", noisy)
     result = CliRunner().invoke(cli, ["generate", str(_spec(tmp_path, SPEC)), "-o", str(tmp_path / "pkg")])
     assert result.exit_code == 0, result.output
     assert "Warning" not in result.output and "site-packages" not in result.output

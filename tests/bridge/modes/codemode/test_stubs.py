@@ -98,6 +98,14 @@ def test_spec_text_never_becomes_code_in_api_pyi(description: str, argument: str
     assert [a.arg for a in function.args.kwonlyargs] == list(python_names(properties))
 
 
+def test_an_operation_named_like_a_builtin_type_does_not_shadow_it() -> None:
+    ids = {"ids": {"type": "array", "items": {"type": "string"}}}
+    tools = [entry(name, properties=ids) for name in ("list", "str")]
+    index = StubIndex.parse(render_stubs(tools))
+    assert index.signature("list_2") == "async def list_2(*, ids: list[str]) -> List2Output"
+    assert index.signature("str_2") == "async def str_2(*, ids: list[str]) -> Str2Output"
+
+
 def test_stubs_are_deterministic() -> None:
     entries = [entry("b"), entry("a", description="second")]
     assert render_stubs(entries) == render_stubs(entries)
@@ -134,13 +142,13 @@ def test_python_names_are_unique_identifiers_and_map_back(arguments: list[str]) 
 def test_an_untypeable_schema_is_any_with_a_warning(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # datamodel-code-generator degrades most odd schemas to Any itself; a failure is injected.
+    # The emitter degrades odd schemas to Any itself (never raises on one); a failure is injected.
     real = stubs_module._typed_dicts
 
-    def failing(tools: list[dict[str, Any]]) -> list[ast.stmt]:
+    def failing(tools: list[dict[str, Any]], reserved: frozenset[str]) -> Any:
         if any(tool["name"] == "Broken" for tool in tools):
             raise ValueError("cannot type this")
-        return real(tools)
+        return real(tools, reserved)
 
     monkeypatch.setattr(stubs_module, "_typed_dicts", failing)
     broken = entry("broken", properties={"id": {"type": "integer"}, "x": {"type": "string"}})
@@ -159,10 +167,10 @@ def test_a_failure_only_the_whole_api_has_leaves_every_stub_untyped_not_the_gene
 ) -> None:
     real = stubs_module._typed_dicts
 
-    def failing_together(tools: list[dict[str, Any]]) -> list[ast.stmt]:
+    def failing_together(tools: list[dict[str, Any]], reserved: frozenset[str]) -> Any:
         if len(tools) > 2:
             raise ValueError("inheritance cycle")
-        return real(tools)
+        return real(tools, reserved)
 
     monkeypatch.setattr(stubs_module, "_typed_dicts", failing_together)
     notes: list[str] = []
@@ -248,7 +256,7 @@ def _targets(node: ast.stmt) -> list[str]:
 
 
 def test_paging_is_in_the_stub_even_when_nothing_could_be_typed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(stubs_module, "_typed_dicts", lambda tools: (_ for _ in ()).throw(ValueError("no")))
+    monkeypatch.setattr(stubs_module, "_typed_dicts", lambda tools, reserved: (_ for _ in ()).throw(ValueError("no")))
     page = {
         "type": "object",
         "properties": {
