@@ -1,7 +1,7 @@
 """Typed stubs of the API for code mode (mcp-bridge serve --mode code); generated, do not edit."""
 
 from __future__ import annotations
-from typing import Any, NotRequired, TypeAlias
+from typing import Any, TypeAlias
 from typing_extensions import TypedDict
 
 ApiError = OSError
@@ -18,8 +18,6 @@ def map(function: _Callable[..., Any], iterable: _Iterable[Any], /, *iterables: 
 def filter(function: _Callable[[Any], object] | None, iterable: _Iterable[Any], /) -> list[Any]:
     """Python's filter, as a list."""
 
-Model: TypeAlias = Any
-
 class GetBoardInput(TypedDict, closed=True):
     id: str
 
@@ -27,7 +25,7 @@ class GetBoardOutput(TypedDict, total=False):
     id: str
     name: str
 
-class ListContactsInput(TypedDict, closed=True, total=False):
+class ListContactsInput(TypedDict, total=False, closed=True):
     limit: int
 
 class ListContactsOutputItem(TypedDict, total=False):

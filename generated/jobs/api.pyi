@@ -18,10 +18,10 @@ def map(function: _Callable[..., Any], iterable: _Iterable[Any], /, *iterables: 
 def filter(function: _Callable[[Any], object] | None, iterable: _Iterable[Any], /) -> list[Any]:
     """Python's filter, as a list."""
 
-Model: TypeAlias = Any
-
-class ListJobsInput(TypedDict, closed=True, total=False):
+class ListJobsInput(TypedDict, total=False, closed=True):
     limit: int
+
+ListJobsOutput: TypeAlias = list[ListJobsOutput2]
 
 class StartJobInput(TypedDict, closed=True):
     kind: str
@@ -52,8 +52,6 @@ class ListJobsOutput2(TypedDict, total=False):
     id: str
     kind: str
     status: str
-
-ListJobsOutput: TypeAlias = list[ListJobsOutput2]
 
 async def listJobs(*, limit: int = ...) -> ListJobsOutput:
     """List jobs

@@ -1,7 +1,7 @@
 """Typed stubs of the API for code mode (mcp-bridge serve --mode code); generated, do not edit."""
 
 from __future__ import annotations
-from typing import Any, NotRequired, TypeAlias
+from typing import Any, TypeAlias
 from typing_extensions import TypedDict
 
 ApiError = OSError
@@ -18,8 +18,6 @@ def map(function: _Callable[..., Any], iterable: _Iterable[Any], /, *iterables: 
 def filter(function: _Callable[[Any], object] | None, iterable: _Iterable[Any], /) -> list[Any]:
     """Python's filter, as a list."""
 
-Model: TypeAlias = Any
-
 class GetOwnerInput(TypedDict, closed=True):
     ownerId: int
 
@@ -28,15 +26,15 @@ class GetOwnerOutput(TypedDict, total=False):
     name: str
     pets: list[dict[str, Any]]
 
-class ListOwnersInput(TypedDict, closed=True, total=False):
+class ListOwnersInput(TypedDict, total=False, closed=True):
     page: int
+
+ListOwnersOutput: TypeAlias = list[ListOwnersOutput2]
 
 class ListOwnersOutput2(TypedDict, total=False):
     id: int
     name: str
     pets: list[dict[str, Any]]
-
-ListOwnersOutput: TypeAlias = list[ListOwnersOutput2]
 
 async def getOwner(*, ownerId: int) -> GetOwnerOutput:
     """Get an owner with their pets

@@ -1,7 +1,7 @@
 """Typed stubs of the API for code mode (mcp-bridge serve --mode code); generated, do not edit."""
 
 from __future__ import annotations
-from typing import Any, Literal, NotRequired, TypeAlias
+from typing import Any, Literal, TypeAlias
 from typing_extensions import TypedDict
 
 ApiError = OSError
@@ -18,16 +18,14 @@ def map(function: _Callable[..., Any], iterable: _Iterable[Any], /, *iterables: 
 def filter(function: _Callable[[Any], object] | None, iterable: _Iterable[Any], /) -> list[Any]:
     """Python's filter, as a list."""
 
-Model: TypeAlias = Any
-
-class Filter(TypedDict, closed=True, total=False):
+class Filter(TypedDict, total=False, closed=True):
     color: str
     size: str
 
-class Prefs(TypedDict, closed=True, total=False):
+class Prefs(TypedDict, total=False, closed=True):
     theme: str
 
-class ListItemsInput(TypedDict, closed=True, total=False):
+class ListItemsInput(TypedDict, total=False, closed=True):
     limit: int
     filter: Filter
     extra: dict[str, str]
@@ -51,7 +49,7 @@ class PutWebLinksIdAddSharedLinkInput(TypedDict, closed=True):
 class PutWebLinksIdRemoveSharedLinkInput(TypedDict, closed=True):
     id: str
 
-class DescribeThingsInput(TypedDict, closed=True, total=False):
+class DescribeThingsInput(TypedDict, total=False, closed=True):
     MaxResults: int
 
 ChatPostMessageInput = TypedDict('ChatPostMessageInput', {'api-version': str, 'channel': str, 'token': str}, closed=True)

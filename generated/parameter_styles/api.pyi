@@ -18,8 +18,6 @@ def map(function: _Callable[..., Any], iterable: _Iterable[Any], /, *iterables: 
 def filter(function: _Callable[[Any], object] | None, iterable: _Iterable[Any], /) -> list[Any]:
     """Python's filter, as a list."""
 
-Model: TypeAlias = Any
-
 ItemsGetInput = TypedDict('ItemsGetInput', {'id': str, 'id_query': NotRequired[str], 'filter_status': NotRequired[Literal['open', 'closed']], 'X-Request-ID': NotRequired[str], 'session': NotRequired[str]}, closed=True)
 
 class ItemsGetOutput(TypedDict, total=False):
@@ -58,7 +56,22 @@ class Deep(TypedDict, total=False):
     min: float
     max: float
 
+class StyleQueryInput(TypedDict, closed=True):
+    form_explode: NotRequired[list[int]]
+    form_flat: NotRequired[list[int]]
+    space: NotRequired[list[str]]
+    pipe: NotRequired[list[str]]
+    deep: NotRequired[Deep]
+    reserved: NotRequired[str]
+    json: NotRequired[Json]
+    flag: bool
+
 StyleQueryOutput: TypeAlias = list[str]
+
+class SubmitFormInput(TypedDict, total=False, closed=True):
+    name: str
+    tags: list[str]
+    meta: Json
 
 class UploadInput(TypedDict, closed=True):
     file: str
@@ -71,26 +84,11 @@ class PutRawInput(TypedDict, closed=True):
     name: str
     body: NotRequired[str]
 
-class AddNoteInput(TypedDict, closed=True, total=False):
+class AddNoteInput(TypedDict, total=False, closed=True):
     body: str
 
 class Json(TypedDict, total=False):
     k: str
-
-class StyleQueryInput(TypedDict, closed=True):
-    form_explode: NotRequired[list[int]]
-    form_flat: NotRequired[list[int]]
-    space: NotRequired[list[str]]
-    pipe: NotRequired[list[str]]
-    deep: NotRequired[Deep]
-    reserved: NotRequired[str]
-    json: NotRequired[Json]
-    flag: bool
-
-class SubmitFormInput(TypedDict, closed=True, total=False):
-    name: str
-    tags: list[str]
-    meta: Json
 
 async def items_get(*, id: str, id_query: str = ..., filter_status: Literal['open', 'closed'] = ..., X_Request_ID: str = ..., session: str = ...) -> ItemsGetOutput:
     """Get an item \"\"\" with \\ quotes

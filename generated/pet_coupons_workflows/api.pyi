@@ -18,7 +18,14 @@ def map(function: _Callable[..., Any], iterable: _Iterable[Any], /, *iterables: 
 def filter(function: _Callable[[Any], object] | None, iterable: _Iterable[Any], /) -> list[Any]:
     """Python's filter, as a list."""
 
-Model: TypeAlias = Any
+class UpdatePetInput(TypedDict, closed=True):
+    id: NotRequired[int]
+    name: str
+    category: NotRequired[Category]
+    photoUrls: list[str]
+    price: float
+    tags: NotRequired[list[Category]]
+    status: NotRequired[Literal['available', 'pending', 'sold']]
 
 class UpdatePetOutput(TypedDict, total=False):
     id: int
@@ -28,6 +35,15 @@ class UpdatePetOutput(TypedDict, total=False):
     price: float
     tags: list[dict[str, Any]]
     status: str
+
+class AddPetInput(TypedDict, closed=True):
+    id: NotRequired[int]
+    name: str
+    category: NotRequired[Category]
+    photoUrls: list[str]
+    price: float
+    tags: NotRequired[list[Category]]
+    status: NotRequired[Literal['available', 'pending', 'sold']]
 
 class AddPetOutput(TypedDict, total=False):
     id: int
@@ -43,8 +59,12 @@ class FindPetsByStatusInput(TypedDict, closed=True):
     page: int
     pageSize: NotRequired[int]
 
-class FindPetsByTagsInput(TypedDict, closed=True, total=False):
+FindPetsByStatusOutput: TypeAlias = list[FindPetsByStatusOutput2]
+
+class FindPetsByTagsInput(TypedDict, total=False, closed=True):
     tags: list[str]
+
+FindPetsByTagsOutput: TypeAlias = list[FindPetsByStatusOutput2]
 
 class GetPetByIdInput(TypedDict, closed=True):
     petId: int
@@ -74,7 +94,7 @@ class GetPetCouponsOutput(TypedDict, total=False):
     description: str
     couponCode: str
 
-class PlaceOrderInput(TypedDict, closed=True, total=False):
+class PlaceOrderInput(TypedDict, total=False, closed=True):
     id: int
     petId: int
     quantity: int
@@ -137,28 +157,6 @@ class FindPetsByStatusOutput2(TypedDict, total=False):
     price: float
     tags: list[dict[str, Any]]
     status: str
-
-class UpdatePetInput(TypedDict, closed=True):
-    id: NotRequired[int]
-    name: str
-    category: NotRequired[Category]
-    photoUrls: list[str]
-    price: float
-    tags: NotRequired[list[Category]]
-    status: NotRequired[Literal['available', 'pending', 'sold']]
-
-class AddPetInput(TypedDict, closed=True):
-    id: NotRequired[int]
-    name: str
-    category: NotRequired[Category]
-    photoUrls: list[str]
-    price: float
-    tags: NotRequired[list[Category]]
-    status: NotRequired[Literal['available', 'pending', 'sold']]
-
-FindPetsByStatusOutput: TypeAlias = list[FindPetsByStatusOutput2]
-
-FindPetsByTagsOutput: TypeAlias = list[FindPetsByStatusOutput2]
 
 async def updatePet(*, name: str, photoUrls: list[str], price: float, id: int = ..., category: Category = ..., tags: list[Category] = ..., status: Literal['available', 'pending', 'sold'] = ...) -> UpdatePetOutput:
     """Update an existing pet by Id

@@ -18,28 +18,10 @@ def map(function: _Callable[..., Any], iterable: _Iterable[Any], /, *iterables: 
 def filter(function: _Callable[[Any], object] | None, iterable: _Iterable[Any], /) -> list[Any]:
     """Python's filter, as a list."""
 
-Model: TypeAlias = Any
-
-class ListPetsInput(TypedDict, closed=True, total=False):
+class ListPetsInput(TypedDict, total=False, closed=True):
     status: Literal['available', 'pending', 'sold']
     tags: list[str]
     limit: int
-
-class CreatePetInput(TypedDict, closed=True):
-    name: str
-    tag: NotRequired[str | None]
-    status: NotRequired[Literal['available', 'pending', 'sold']]
-
-class GetPetInput(TypedDict, closed=True):
-    petId: int
-
-class WaitForAdoptionInput(TypedDict, closed=True):
-    petId: int
-
-class GetInventoryInput(TypedDict, closed=True):
-    pass
-
-GetInventoryOutput: TypeAlias = dict[str, int]
 
 class ListPetsOutput2(TypedDict, total=False):
     id: int
@@ -54,14 +36,30 @@ class ListPetsOutputItem(ListPetsOutput2, ListPetsOutput3):
 
 ListPetsOutput: TypeAlias = list[ListPetsOutputItem]
 
+class CreatePetInput(TypedDict, closed=True):
+    name: str
+    tag: NotRequired[str | None]
+    status: NotRequired[Literal['available', 'pending', 'sold']]
+
 class CreatePetOutput(ListPetsOutput2, ListPetsOutput3):
     pass
+
+class GetPetInput(TypedDict, closed=True):
+    petId: int
 
 class GetPetOutput(ListPetsOutput2, ListPetsOutput3):
     pass
 
+class WaitForAdoptionInput(TypedDict, closed=True):
+    petId: int
+
 class WaitForAdoptionOutput(ListPetsOutput2, ListPetsOutput3):
     pass
+
+class GetInventoryInput(TypedDict, closed=True):
+    pass
+
+GetInventoryOutput: TypeAlias = dict[str, int]
 
 async def listPets(*, status: Literal['available', 'pending', 'sold'] = ..., tags: list[str] = ..., limit: int = 20) -> ListPetsOutput:
     """List pets

@@ -1,7 +1,7 @@
 """Typed stubs of the API for code mode (mcp-bridge serve --mode code); generated, do not edit."""
 
 from __future__ import annotations
-from typing import Any, NotRequired, TypeAlias
+from typing import Any, NotRequired
 from typing_extensions import TypedDict
 
 ApiError = OSError
@@ -18,7 +18,12 @@ def map(function: _Callable[..., Any], iterable: _Iterable[Any], /, *iterables: 
 def filter(function: _Callable[[Any], object] | None, iterable: _Iterable[Any], /) -> list[Any]:
     """Python's filter, as a list."""
 
-Model: TypeAlias = Any
+class CreateConfigMapInput(TypedDict, closed=True):
+    namespace: str
+    apiVersion: NotRequired[str]
+    kind: NotRequired[str]
+    metadata: Metadata
+    data: NotRequired[dict[str, str]]
 
 class CreateConfigMapOutput(TypedDict, total=False):
     apiVersion: str
@@ -36,6 +41,15 @@ class PatchConfigMapOutput(TypedDict, total=False):
     kind: str
     metadata: dict[str, Any]
     data: dict[str, Any]
+
+class BodyItem(TypedDict):
+    apiVersion: NotRequired[str]
+    kind: NotRequired[str]
+    metadata: Metadata
+    data: NotRequired[dict[str, str]]
+
+class CreateBatchInput(TypedDict, total=False, closed=True):
+    body: list[BodyItem]
 
 class PutBlobInput(TypedDict, closed=True):
     name: str
@@ -84,22 +98,6 @@ class UploadTypedInput(TypedDict, closed=True):
 class Metadata(TypedDict, total=False):
     name: str
     labels: dict[str, str]
-
-class CreateConfigMapInput(TypedDict, closed=True):
-    namespace: str
-    apiVersion: NotRequired[str]
-    kind: NotRequired[str]
-    metadata: Metadata
-    data: NotRequired[dict[str, str]]
-
-class BodyItem(TypedDict):
-    apiVersion: NotRequired[str]
-    kind: NotRequired[str]
-    metadata: Metadata
-    data: NotRequired[dict[str, str]]
-
-class CreateBatchInput(TypedDict, closed=True, total=False):
-    body: list[BodyItem]
 
 async def createConfigMap(*, namespace: str, metadata: Metadata, apiVersion: str = ..., kind: str = ..., data: dict[str, str] = ...) -> CreateConfigMapOutput:
     """Create a config map (a */* body with an object schema is JSON)

@@ -18,9 +18,9 @@ def map(function: _Callable[..., Any], iterable: _Iterable[Any], /, *iterables: 
 def filter(function: _Callable[[Any], object] | None, iterable: _Iterable[Any], /) -> list[Any]:
     """Python's filter, as a list."""
 
-Model: TypeAlias = Any
+ListOrdersInput = TypedDict('ListOrdersInput', {'status': list[str], 'ids': list[int], 'fields': list[str], 'limit': int, 'X-Trace': str}, total=False, closed=True)
 
-ListOrdersInput = TypedDict('ListOrdersInput', {'status': NotRequired[list[str]], 'ids': NotRequired[list[int]], 'fields': NotRequired[list[str]], 'limit': NotRequired[int], 'X-Trace': NotRequired[str]}, closed=True)
+ListOrdersOutput: TypeAlias = list[ListOrdersOutput2]
 
 class PlaceOrderInput(TypedDict, closed=True):
     item: str
@@ -46,8 +46,6 @@ class ListOrdersOutput2(TypedDict, total=False):
     item: str
     quantity: int
     note: str | None
-
-ListOrdersOutput: TypeAlias = list[ListOrdersOutput2]
 
 async def listOrders(*, status: list[str] = ..., ids: list[int] = ..., fields: list[str] = ..., limit: int = 10, X_Trace: str = ...) -> ListOrdersOutput:
     """List orders
