@@ -112,7 +112,10 @@ class OperationTracker:
         try:
             response = await poll_until(pending, context, until, self.settings)
         except OperationPending as exc:
-            if until >= pending.started + self.settings.deadline:  # this was the last wait the deadline allows
+            # The last wait the deadline allows, or one that overran it (a slow poll on a loaded
+            # machine): remembered past its deadline, the entry would be swept at once and the next
+            # check would find no operation instead of this answer.
+            if max(until, anyio.current_time()) >= pending.started + self.settings.deadline:
                 self._forget(pending)
                 raise ToolError(
                     f"{exc} mcp-bridge stopped following it after {self.settings.deadline:g} s; it may still be "

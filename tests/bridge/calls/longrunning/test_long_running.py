@@ -162,6 +162,28 @@ async def test_following_stops_at_the_deadline(store: JobStore) -> None:
     assert "stopped following it after 0.3 s" in text(result)
 
 
+async def test_a_wait_that_overruns_the_deadline_answers_the_deadline(
+    store: JobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A poll that returns after the deadline (a slow upstream, a loaded machine) once left the entry
+    # remembered past its deadline, swept at once: the next check found "no operation".
+    from bridge.calls.longrunning import tracker
+
+    short = dataclasses.replace(QUICK, wait=0.05, deadline=0.1, min_interval=0.01)
+    real = tracker.poll_until
+
+    async def slow(pending: Any, *args: Any) -> Any:
+        try:
+            return await real(pending, *args)
+        finally:  # bounded: until just past the operation's deadline
+            await anyio.sleep(max(0.0, pending.started + short.deadline - anyio.current_time()) + 0.01)
+
+    monkeypatch.setattr(tracker, "poll_until", slow)
+    async with jobs_client(store, follow=short) as client:
+        result = await client.call_tool("startJob", {"kind": "hang"})
+    assert result.is_error and "stopped following it after 0.1 s" in text(result)
+
+
 async def test_cancelling_the_call_stops_polling_and_calls_the_apis_cancel(store: JobStore) -> None:
     async with jobs_client(store) as client:
         async with anyio.create_task_group() as group:
