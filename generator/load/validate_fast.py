@@ -5,9 +5,11 @@
    ``re`` for ``format: regex``, each distinct value checked once). Only a schema it rejects goes
    through the library's pure-Python check, so every message stays the library's. It is sound
    because jsonschema-rs is at least as strict on these meta-schemas: where the engines differ
-   (``$`` before a final newline, ``\\d`` on non-ASCII digits, ``format: uri``, which the library
-   does not check) it rejects more, which only costs a fallback. Documents are JSON data, as the
-   structural pass (also jsonschema-rs) already assumes.
+   (``$`` before a final newline in ``$anchor``; ``format: uri`` on ``xml.namespace``, which the
+   library does not check) it rejects more, which only costs a fallback. Documents are JSON data,
+   as the structural pass (also jsonschema-rs) already assumes. One difference is left: a schema
+   nested so deep (over ~120 levels in 3.1) that the library's recursive check overflows Python's
+   stack used to stop validation with a RecursionError; jsonschema-rs checks it.
 2. The path walk (``SchemaAccessor.get_resolved``): the library resolves every path from its longest
    cached prefix, and each step costs an ``isinstance`` against a runtime Protocol (slow on Python
    3.11: about 1 s on GitHub's spec); here a path whose parent was resolved takes one step from it.

@@ -192,3 +192,22 @@ def test_a_valid_schema_never_reaches_the_librarys_meta_check(monkeypatch: pytes
 
     assert find_problems(openapi("3.0", valid)) == []
     assert find_problems(openapi("3.1", valid)) == []
+
+
+@pytest.mark.parametrize("version", ["3.0", "3.1"])
+def test_a_schema_too_deep_for_the_librarys_check_is_checked_instead_of_stopping_validation(version: str) -> None:
+    # The one known difference (validate_fast's docstring): the library's recursive check overflows.
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(250):
+        schema = {"type": "object", "properties": {"a": schema}}
+    document = {
+        "openapi": "3.1.0" if version == "3.1" else "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {},
+        "components": {"schemas": {"S": schema}},
+    }
+
+    assert find_problems(document) == []
+    assert [p.message.split(":")[:2] for p in find_problems(document, accelerated=False)] == [
+        ["validation stopped", " RecursionError"]
+    ]
