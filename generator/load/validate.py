@@ -8,7 +8,8 @@ Library behaviours changed here: schema ids seen are kept in a set instead of a 
 GitHub's spec take 7 s longer); no ``$ref`` is ever fetched (refs were bundled and checked before);
 the validator's own ``iter_errors`` is not called, since its ``lru_cache`` keeps every validated
 document alive; and Swagger 2.0's ``type: file``, which the library checks with JSON Schema rules,
-is not reported.
+is not reported. Two slow steps are answered faster, with the library's answers (``validate_fast``):
+each schema's meta-schema check, and the resolution of each path the walk reads.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from openapi_spec_validator.schemas.backend.jsonschema import create_validator a
 from openapi_spec_validator.validation.keywords import SchemaValidator
 
 from bridge.contract.expressions import json_pointer as pointer
+from generator.load.validate_fast import fast_schema_meta, step_schema_path
 
 Tokens = tuple[str, ...]
 
@@ -48,8 +50,12 @@ def format_problem(file: str, problem: Problem) -> str:
     return f"{file}: {pointer.join(*problem.tokens)}: {problem.message}"
 
 
-def find_problems(document: Any) -> list[Problem]:
-    """Validate with the rules of the version ``document`` declares; ``[]`` when it is valid."""
+def find_problems(document: Any, *, accelerated: bool = True) -> list[Problem]:
+    """Validate with the rules of the version ``document`` declares; ``[]`` when it is valid.
+
+    ``accelerated=False`` runs the library's own slow steps instead of ``validate_fast``'s answers:
+    the reference the tests compare those answers with.
+    """
     if not isinstance(document, dict):
         return [Problem((), "not an OpenAPI document (the top level is not a mapping)")]
     base = _base_class(document)
@@ -58,7 +64,9 @@ def find_problems(document: Any) -> list[Problem]:
     problems = _structural_problems(base, document)
     reported = {problem.tokens for problem in problems}
     swagger2 = base is OpenAPIV2SpecValidator
-    for problem, from_schema_check in _semantic(_located_class(base)(document), document, structural_ok=not problems):
+    spec = step_schema_path(document, _NoRetrieval()) if accelerated else document
+    validator = _located_class(base, accelerated)(spec)
+    for problem, from_schema_check in _semantic(validator, document, structural_ok=not problems):
         # 3.0 schemas are checked by both passes; one message per spot is enough
         if from_schema_check and (problem.tokens in reported or (swagger2 and _is_file_type(problem))):
             continue
@@ -184,7 +192,7 @@ def _follow(document: dict[str, Any], node: Any, tokens: list[str]) -> tuple[Any
     return node, tokens
 
 
-_LOCATED: dict[type[Any], type[Any]] = {}
+_LOCATED: dict[tuple[type[Any], bool], type[Any]] = {}
 
 
 class _IdSet(set[int]):
@@ -208,23 +216,23 @@ class _NoRetrieval(dict[str, Callable[[str], Any]]):
         return _refuse
 
 
-def _located_class(base: type[Any]) -> type[Any]:
-    located = _LOCATED.get(base)
+def _located_class(base: type[Any], accelerated: bool) -> type[Any]:
+    located = _LOCATED.get((base, accelerated))
     if located is None:
-        located = _LOCATED[base] = _make_located_class(base)
+        located = _LOCATED[base, accelerated] = _make_located_class(base, accelerated)
     return located
 
 
-def _make_located_class(base: type[Any]) -> type[Any]:
+def _make_located_class(base: type[Any], accelerated: bool) -> type[Any]:
     keyword_validators = {
-        name: _located_keyword(keyword, ("default",) if name == "default" else ())
+        name: _located_keyword(keyword, ("default",) if name == "default" else (), accelerated)
         for name, keyword in base.keyword_validators.items()
     }
     namespace = {"keyword_validators": keyword_validators, "resolver_handlers": _NoRetrieval()}
     return type(f"Located{base.__name__}", (base,), namespace)
 
 
-def _located_keyword(keyword: type[Any], suffix: Tokens) -> type[Any]:
+def _located_keyword(keyword: type[Any], suffix: Tokens, accelerated: bool) -> type[Any]:
     def call(self: Any, *args: Any, **kwargs: Any) -> Iterator[ValidationError]:
         where = next((arg for arg in args if isinstance(arg, SchemaPath)), None)
         for error in keyword.__call__(self, *args, **kwargs):
@@ -236,6 +244,8 @@ def _located_keyword(keyword: type[Any], suffix: Tokens) -> type[Any]:
     namespace: dict[str, Any] = {"__call__": call}
     if issubclass(keyword, SchemaValidator):
         namespace["__init__"] = _fast_schema_init(keyword)
+        if accelerated:
+            namespace["_validate_schema_meta"] = fast_schema_meta(keyword)
     return type(f"Located{keyword.__name__}", (keyword,), namespace)
 
 
