@@ -31,7 +31,11 @@ def docstring(text: str, indent: str = "") -> str:
     Lines after the first are indented by ``indent``; a literal that evaluates back to the text
     (minus that indentation) is what the golden and property tests check.
     """
-    body = "".join(_escape(c) for c in text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if '"' in text or "\\" in text or "\t" in text or not text.replace("\n", "").isprintable():
+        body = "".join(_escape(c) for c in text)
+    else:  # nothing _escape would change (isprintable is False for U+2028, U+2029 and U+0085 too)
+        body = text
     lines = body.split("\n")
     joined = "\n".join(indent + line.rstrip() if line.strip() else "" for line in lines)
     return f'"""{joined[len(indent) :] if lines[0].strip() else joined}"""'

@@ -13,6 +13,8 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
+from json.encoder import encode_basestring as _encode_text
+from json.encoder import encode_basestring_ascii as _encode_ascii
 from typing import Any
 
 from generator.parse.schemas.keywords import LIST_KEYWORDS, MAP_KEYWORDS, ONE_KEYWORDS
@@ -192,8 +194,8 @@ class Fingerprints:
             value = node[key]
             if key in _MAP_KEYWORDS and isinstance(value, dict):
                 inner = [(name, self(item)) for name, item in sorted(value.items())]
-                text = "{" + ",".join(json.dumps(n) + ":" + d for n, (d, _) in inner) + "}"
-                length = 2 + sum(len(json.dumps(n, ensure_ascii=False)) + 2 + s for n, (_, s) in inner)
+                text = "{" + ",".join(_key(n) + ":" + d for n, (d, _) in inner) + "}"
+                length = 2 + sum(len(_text(n)) + 2 + s for n, (_, s) in inner)
             elif key in _LIST_KEYWORDS and isinstance(value, list):
                 inner_list = [self(item) for item in value]
                 text = "[" + ",".join(d for d, _ in inner_list) + "]"
@@ -201,13 +203,24 @@ class Fingerprints:
             elif key in _ONE_KEYWORDS or key == DEFS:
                 text, length = self(value) if key != DEFS else (json.dumps(value, sort_keys=True), 0)
             else:
-                text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+                text = _text(value)
                 length = len(text)
-            parts.append(json.dumps(key) + ":" + text)
+            parts.append(_key(key) + ":" + text)
             size += len(key) + 3 + length
         digest = hashlib.sha1("{".join(parts).encode("utf-8")).hexdigest()
         self._memo[id(node)] = (node, digest, size)
         return digest, size
+
+
+def _text(value: Any) -> str:
+    """``json.dumps(value, sort_keys=True, ensure_ascii=False)``; a string (most leaves) straight through
+    the encoder's own C function, without building an encoder per call."""
+    return _encode_text(value) if type(value) is str else json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _key(key: Any) -> str:
+    """``json.dumps(key)`` (ASCII), the same way."""
+    return _encode_ascii(key) if type(key) is str else json.dumps(key)
 
 
 Census = dict[str, tuple[int, str]]

@@ -6,6 +6,7 @@ Part of compaction (:mod:`generator.shape.compact`); pure functions of strings.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -36,8 +37,13 @@ _REFERENCE_ONLY = re.compile(
 )
 
 
+_MARKUP = ("[", "<", ">", "\r")  # what any of the substitutions below needs to find
+
+
 def clean_text(text: str) -> str:
     """Markdown links, autolinks and common HTML tags reduced to their text; whitespace tidied."""
+    if not any(mark in text for mark in _MARKUP):  # most descriptions: no link, tag or quote to reduce
+        return "\n".join(_SPACES.sub(" ", line).strip() for line in text.split("\n")).strip()
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     for _ in range(3):  # nested links ([![badge](img)](url)) unwrap from the inside out
         new = _MD_LINK.sub(lambda m: m.group(1), text)
@@ -109,15 +115,21 @@ def compact_text(
     ``after_summary``: the text follows the operation's summary, so its own first sentence is not
     the tool description's first and may be dropped as boilerplate too.
     """
-    paragraph = first_paragraph(clean_text(text))
     kept = []
-    for position, sentence in enumerate(sentences(paragraph)):
+    for position, sentence in enumerate(_first_sentences(text)):
         if _is_reference_only(sentence):
             continue
         if (position > 0 or after_summary) and sentence.strip() in boilerplate:
             continue
         kept.append(sentence)
     return cut(" ".join(kept).strip(), limit)
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _first_sentences(text: str) -> tuple[str, ...]:
+    """The sentences of the cleaned first paragraph; memoised, since an API repeats its descriptions
+    (GitHub's 1,223 operations share most parameter texts) and boilerplate finding reads them all first."""
+    return tuple(sentences(first_paragraph(clean_text(text))))
 
 
 def find_boilerplate(texts: Iterable[str | tuple[str, bool]], repeats: int) -> frozenset[str]:
@@ -130,7 +142,7 @@ def find_boilerplate(texts: Iterable[str | tuple[str, bool]], repeats: int) -> f
     counts: Counter[str] = Counter()
     for item in texts:
         text, after_summary = (item, False) if isinstance(item, str) else item
-        found = sentences(first_paragraph(clean_text(text)))
+        found = _first_sentences(text)
         for sentence in found if after_summary else found[1:]:
             counts[sentence.strip()] += 1
     return frozenset(s for s, n in counts.items() if n >= repeats)

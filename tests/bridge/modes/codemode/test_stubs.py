@@ -66,6 +66,14 @@ def test_docstring_evaluates_back_to_the_text_and_nothing_else(text: str) -> Non
     assert _normal(value) == _normal(text.replace("\r", "\n"))
 
 
+def test_docstrings_fast_path_skips_only_characters_the_escape_keeps() -> None:
+    # docstring() skips the per-character escape for printable text without quote, backslash or tab.
+    from generator.emit.pytext import _escape
+
+    changed = [c for c in map(chr, range(0x110000)) if c not in '\\"\n\t' and c.isprintable() and _escape(c) != c]
+    assert changed == []
+
+
 def _only_declarations(tree: ast.Module) -> None:
     for node in tree.body:
         kinds = ast.ImportFrom | ast.ClassDef | ast.Assign | ast.AnnAssign | ast.AsyncFunctionDef | ast.FunctionDef
