@@ -120,11 +120,36 @@ def test_generate_suggests_discovery_mode_above_the_token_budget(
     result = CliRunner().invoke(cli, ["generate", str(spec_path("petstore")), "-o", str(tmp_path / "p")])
     assert result.exit_code == 0, result.output
     assert "--mode discovery" in result.output
+    # Far over the budget the estimate is said as one, and where to get the exact count.
+    assert "costs about " in result.output and "`mcp-bridge inspect` counts them exactly" in result.output
     quiet = CliRunner().invoke(
         cli, ["generate", str(spec_path("petstore")), "-o", str(tmp_path / "q"), "--mode", "discovery"]
     )
     assert quiet.exit_code == 0 and "Hint" not in quiet.output
     assert json.loads((tmp_path / "q" / "catalogue.json").read_text(encoding="utf-8"))["mode"] == "discovery"
+
+
+def test_near_the_budget_generate_counts_the_tool_list_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import generator.options
+    from bridge.cli import tokens
+
+    estimated = _petstore_estimate(tmp_path)
+    monkeypatch.setattr(generator.options, "DISCOVERY_HINT_TOKENS", estimated // 2)  # within EXACT_BELOW
+    monkeypatch.setattr(tokens, "_from_cache", lambda encoding: _real_ranks())
+    result = CliRunner().invoke(cli, ["generate", str(spec_path("petstore")), "-o", str(tmp_path / "p")])
+    assert result.exit_code == 0, result.output
+    assert "Hint: the tool list costs " in result.output and "costs about" not in result.output
+
+
+def _petstore_estimate(tmp_path: Path) -> int:
+    from bridge.cli.costs import model_visible_tokens
+    from bridge.cli.tokens import estimate_counter
+    from bridge.contract.catalogue import Catalogue
+
+    done = CliRunner().invoke(cli, ["generate", str(spec_path("petstore")), "-o", str(tmp_path / "e")])
+    assert done.exit_code == 0, done.output
+    catalogue = Catalogue.model_validate_json((tmp_path / "e" / "catalogue.json").read_text(encoding="utf-8"))
+    return model_visible_tokens(catalogue, estimate_counter())
 
 
 def test_generate_without_output_schemas_gives_no_output_schema_and_no_fields(tmp_path: Path) -> None:
