@@ -105,7 +105,9 @@ class OperationCall:
         self.runtime = runtime
         self.operation = entry.operation
         self._validator = validator or ArgumentValidator({entry.name: entry.input_schema})
-        self._output_check = OutputCheck(entry.output_schema, entry.name) if entry.output_schema is not None else None
+        # Its values are parsed upstream answers, trimmed: JSON data, which the compiled check may judge.
+        schema = entry.output_schema
+        self._output_check = None if schema is None else OutputCheck(schema, entry.name, json_data=True)
         self._caller_alternative = _caller_alternative(entry, runtime.credentials.schemes)
 
     def sibling(self, entry: ToolEntry) -> OperationCall:

@@ -98,9 +98,11 @@ class OutputCheck:
     a thousand-tool server's start-up and memory stay with the tools it calls.
     """
 
-    def __init__(self, schema: Mapping[str, Any], tool_name: str = "tool") -> None:
+    def __init__(self, schema: Mapping[str, Any], tool_name: str = "tool", *, json_data: bool = False) -> None:
         self._schema = schema
         self._tool_name = tool_name
+        # The values checked are parsed upstream answers (and trimmed copies of them): only JSON types.
+        self._json_data = json_data
 
     def problem(self, value: Any) -> str | None:
         """``path: message`` of the first few mismatches, or None when ``value`` matches.
@@ -109,7 +111,7 @@ class OutputCheck:
         the answer, as text, instead of "failed unexpectedly" on every call.
         """
         try:
-            lines = output_issues(self._tool_name, self._schema, value)
+            lines = output_issues(self._tool_name, self._schema, value, json_data=self._json_data)
         except ToolDefinitionError as exc:
             return str(exc)[:_SHOWN_CHARS]
         return "; ".join(lines[:_SHOWN_PROBLEMS])[:_SHOWN_CHARS] if lines else None

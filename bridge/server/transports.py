@@ -39,11 +39,10 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 async def run_stdio(server: Server) -> None:
-    from mcp.server.stdio import stdio_server
-
     from bridge.server.stdio_eof import answer_before_eof
+    from bridge.server.stdio_wire import stdio_streams
 
-    async with stdio_server() as (read, write), answer_before_eof(read, write) as (server_read, server_write):
+    async with stdio_streams() as (read, write), answer_before_eof(read, write) as (server_read, server_write):
         await server.run(server_read, server_write, server.create_initialization_options())
 
 

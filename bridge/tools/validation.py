@@ -12,8 +12,10 @@ limit (:mod:`bridge.tools.argument_size`).
 
 Validators are compiled on a schema's first use and kept in one bounded cache shared by every
 tool's input and output checks, so start-up cost does not grow with the number of tools. An
-output value first meets :mod:`bridge.tools.schema_fast`'s quick check, which only ever says yes where
-the full validator finds nothing; anything else goes through the full validator as before.
+argument, and an output value the parser made, first meets :mod:`bridge.tools.schema_compiled`'s
+compiled check (jsonschema-rs); another output value :mod:`bridge.tools.schema_fast`'s quick check. Both
+only ever say yes where the full validator finds nothing; anything else goes through the full
+validator as before, which words every error.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 
 from bridge.tools.argument_size import DEFAULT_MAX_ARGUMENT_BYTES, check_size
@@ -54,6 +57,7 @@ class _Compiled:
     defaults: Defaults | None
     any_object: bool  # the schema is {"type": "object"} plus annotations: every object passes
     quick: Check | None  # outputs: a sound quick yes before the full walk (bridge.tools.schema_fast)
+    compiled: Check | None  # a sound compiled quick yes (bridge.tools.schema_compiled)
 
 
 class _ValidatorCache:
@@ -75,12 +79,16 @@ class _ValidatorCache:
             return hit
         validator = compile_validator(schema, arguments=arguments, what=what)
         any_object = schema.get("type") == "object" and schema.keys() <= _ANNOTATIONS
-        # Outputs of 2020-12 schemas only: the quick check knows that draft's keywords, no formats.
-        # Imported at the first output check, not at start-up (the tools/list peak stays as it was).
+        # 2020-12 schemas only: the quick checks know that draft's keywords (outputs: no formats).
+        # Imported at the first check, not at start-up (the tools/list peak stays as it was).
+        from bridge.tools.schema_compiled import compiled_check
         from bridge.tools.schema_fast import quick_check
 
-        quick = None if arguments or not is_draft_2020_12(validator) else quick_check(schema)
-        compiled = _Compiled(schema, validator, defaults_plan(schema, schema) if arguments else None, any_object, quick)
+        draft_2020_12 = is_draft_2020_12(validator)
+        quick = None if arguments or not draft_2020_12 else quick_check(schema)
+        fast = compiled_check(schema, arguments=arguments) if draft_2020_12 and not any_object else None
+        defaults = defaults_plan(schema, schema) if arguments else None
+        compiled = _Compiled(schema, validator, defaults, any_object, quick, fast)
         self._entries[key] = compiled
         self._entries.move_to_end(key)
         while len(self._entries) > self.size:
@@ -157,7 +165,12 @@ class ArgumentValidator:
             check_size(tool_name, instance, self.max_argument_bytes)
         if compiled.any_object:
             return instance
-        errors = run_validator(compiled.validator, instance, f'The input schema of tool "{tool_name}"')
+        # The compiled check says yes only where jsonschema's walk finds nothing; otherwise the walk
+        # finds the errors (or none) and names every bad field.
+        if compiled.compiled is not None and compiled.compiled(instance):
+            errors: list[ValidationError] = []
+        else:
+            errors = run_validator(compiled.validator, instance, f'The input schema of tool "{tool_name}"')
         if errors:
             lines = format_issues(compiled.schema, errors)
             raise InvalidArgumentsError(f'Invalid arguments for tool "{tool_name}":\n' + "\n".join(lines))
@@ -166,17 +179,21 @@ class ArgumentValidator:
         return compiled.defaults.apply(instance)
 
 
-def output_issues(tool_name: str, schema: Mapping[str, Any], value: Any) -> list[str]:
+def output_issues(tool_name: str, schema: Mapping[str, Any], value: Any, *, json_data: bool = False) -> list[str]:
     """The ``path: message`` lines of every mismatch of ``value`` with a tool's output schema.
 
     Formats are not asserted (the SDK client does not assert them either), so an upstream's
-    slightly unusual date does not turn a good answer into an error.
+    slightly unusual date does not turn a good answer into an error. ``json_data``: the caller
+    vouches that ``value`` holds only what the JSON parser makes (a parsed upstream answer), which
+    lets the compiled check judge it (:mod:`bridge.tools.schema_compiled`).
 
     Raises:
         ToolDefinitionError: the output schema itself is invalid or unresolvable.
     """
     what = f'The output schema of tool "{tool_name}"'
     compiled = VALIDATORS.get(schema, arguments=False, what=what)
+    if json_data and compiled.compiled is not None and compiled.compiled(value):
+        return []  # the compiled check says yes only where the full walk finds nothing
     if compiled.quick is not None and compiled.quick(value):
         return []  # the quick check says yes only where the full walk finds nothing
     errors = run_validator(compiled.validator, value, what)

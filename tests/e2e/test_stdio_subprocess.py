@@ -8,6 +8,7 @@ handler as an exception) and that the upstream API key never shows up on stderr.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -29,10 +30,12 @@ CALL_TIMEOUT = 30.0
 
 
 @asynccontextmanager
-async def stdio_bridge(upstream: Upstream, tmp_path: Path, mode: str = "auto") -> AsyncIterator[Client]:
+async def stdio_bridge(
+    upstream: Upstream, tmp_path: Path, mode: str = "auto", package: Path = PACKAGE
+) -> AsyncIterator[Client]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "bridge", "serve", str(PACKAGE)],
+        args=["-m", "bridge", "serve", str(package)],
         env=upstream.bridge_env(),
         cwd=str(ROOT),
     )
@@ -143,3 +146,35 @@ async def test_cancelling_a_stdio_call_closes_its_upstream_request(
         after = await client.call_tool("getPet", {"petId": 2})
         assert after.structured_content == store.pets[2]
     assert store.requests == [("GET", "/v1/pets/1/wait"), ("GET", "/v1/pets/2")]
+
+
+STRAY_HOOKS = """
+from __future__ import annotations
+
+import os
+import sys
+
+
+def register(registry, runtime):
+    @registry.tool("shout", description="Writes to stdout.")
+    async def shout(args, ctx):
+        print("a stray print", flush=True)
+        sys.stdout.write("a stray write\\n")
+        sys.stdout.flush()
+        os.write(1, b"a stray os.write\\n")
+        return "done"
+"""
+
+
+async def test_a_tools_stray_output_to_stdout_never_reaches_the_wire(upstream: Upstream, tmp_path: Path) -> None:
+    package = tmp_path / "petstore"
+    shutil.copytree(PACKAGE, package)
+    (package / "hooks.py").write_text(STRAY_HOOKS, encoding="utf-8")
+    async with stdio_bridge(upstream, tmp_path, package=package) as client:
+        shouted = await client.call_tool("shout", {})
+        read = await client.call_tool("getPet", {"petId": 1})
+    assert text_of(shouted) == "done"
+    assert read.structured_content == upstream.store.pets[1]
+    stderr = (tmp_path / "bridge.stderr").read_text(encoding="utf-8")
+    for line in ("a stray print", "a stray write", "a stray os.write"):
+        assert line in stderr  # fd 1 pointed at stderr while serving; the wire had its own descriptor
