@@ -40,10 +40,11 @@ def plain_text(text: str, limit: int | None = None) -> str:
     ``limit`` cuts at a word boundary and ends with an ellipsis.
     """
     text = _one_line(_clean(text))
-    # Joining lines and closing up spaces can bring a link back together ("www.\n)"): until stable.
+    # Joining lines, closing up spaces and dropping stray angle brackets can bring a link back
+    # together ("www.\n)", ".<@host.x"): until stable.
     for _ in range(_PASSES):
         before = text
-        text = _one_line(_SCHEME_WORD.sub("", _URL.sub("", text)))
+        text = _one_line(_SCHEME_WORD.sub("", _EMAIL.sub(r"\1 at \2", _URL.sub("", text))))
         if text == before:
             break
     return _bounded(text, limit)

@@ -25,10 +25,13 @@ logger = logging.getLogger("bridge")
 
 STREAM_CLOSE_WAIT = 1.0  # seconds ended streams get to close their connections before they are cut
 # A request a proxy already sent over an idle keep-alive connection is lost if the server closes
-# that connection at the same moment (the proxy cannot resend a POST). So for a moment after the
-# signal open connections stay, each answer closing its own, and the proxy, refused a new
-# connection, marks this process down before the idle ones are closed.
-DRAIN_LINGER = 1.0
+# that connection at the same moment (the proxy cannot resend a POST). So after the signal open
+# connections stay for DRAIN_LINGER, each answer closing its own (``Connection: close``), longer
+# than the proxy keeps an upstream connection idle (the README's nginx: ``keepalive_timeout 2s``):
+# by then the proxy itself has closed every connection that carried no answer, and none is left
+# for the bridge to close under a request. (One second, with nginx keeping connections a minute,
+# lost about one call in 8,000 during a rolling restart.)
+DRAIN_LINGER = 3.0
 # Longer than the idle timeout of the proxies in front (nginx's upstream keepalive_timeout and
 # most load balancers: 60 s), so it is always the proxy that closes an idle connection, never
 # the bridge while the proxy is sending on it.

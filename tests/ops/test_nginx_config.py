@@ -19,3 +19,13 @@ def test_the_snippet_pins_by_the_session_header_and_streams_answers() -> None:
     snippet = documented_snippet()
     for needed in ("map $http_mcp_session_id", "proxy_buffering off;", "proxy_http_version 1.1;", 'Connection ""'):
         assert needed in snippet
+
+
+def test_nginx_closes_idle_upstream_connections_before_a_draining_worker_would() -> None:
+    import re
+
+    from bridge.ops.drain import DRAIN_LINGER
+
+    timeouts = [float(t) for t in re.findall(r"keepalive_timeout (\d+(?:\.\d+)?)s;", documented_snippet())]
+    upstreams = documented_snippet().count("upstream ")
+    assert len(timeouts) == upstreams and all(t < DRAIN_LINGER for t in timeouts)

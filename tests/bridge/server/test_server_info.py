@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
@@ -28,6 +28,7 @@ MARKUP = st.sampled_from(
 
 @settings(max_examples=500)
 @given(st.lists(MARKUP, max_size=60).map("".join))
+@example(".<@word._")  # a stray "<" dropped last once joined an e-mail address back together
 def test_plain_text_never_holds_a_link_a_tag_or_a_control_character(text: str) -> None:
     plain = plain_text(text, 120)
     assert len(plain) <= 120
