@@ -21,30 +21,18 @@ from hypothesis import strategies as st
 from bridge.tools.schema_compiled import compiled_check
 from bridge.tools.schema_validators import compile_validator, is_draft_2020_12, run_validator
 from bridge.tools.validation import VALIDATORS, ArgumentValidator, output_issues
+from tests.bridge.tools.schema_strategies import NUMBERS, bound_keywords
 
 KEYS = ("a", "b", "c")
-TYPE_NAMES = ("object", "array", "string", "boolean", "null", "number", "integer")
-_numbers = st.one_of(st.integers(-3, 3), st.sampled_from([0.5, 1.0, -1.5, 2.0]))
-_enum_members = st.one_of(st.none(), st.booleans(), _numbers, st.sampled_from(["", "x", "2020-01-01"]))
+_enum_members = st.one_of(st.none(), st.booleans(), NUMBERS, st.sampled_from(["", "x", "2020-01-01"]))
 
 LEAF = {
-    "type": st.one_of(
-        st.sampled_from(TYPE_NAMES), st.lists(st.sampled_from(TYPE_NAMES), min_size=1, max_size=3, unique=True)
-    ),
-    "minLength": st.integers(0, 3),
-    "maxLength": st.integers(0, 3),
-    "minItems": st.integers(0, 2),
-    "maxItems": st.integers(0, 2),
-    "minimum": _numbers,
-    "maximum": _numbers,
-    "exclusiveMinimum": _numbers,
-    "exclusiveMaximum": _numbers,
+    **bound_keywords(KEYS),
     "format": st.sampled_from(["date", "date-time", "time", "email", "ipv4", "ipv6", "uuid", "uri", "int64"]),
     "pattern": st.sampled_from(["^x", "\\d", "^[a-z]+$", "\\w{2}", "^$", "."]),
     "enum": st.lists(_enum_members, min_size=1, max_size=3),
     "const": _enum_members,
     "uniqueItems": st.booleans(),
-    "required": st.lists(st.sampled_from(KEYS), max_size=2, unique=True),
     "contentEncoding": st.just("base64"),
     "minProperties": st.integers(0, 2),
     "description": st.just("d"),

@@ -22,26 +22,14 @@ from bridge.tools.schema_fast import quick_check
 from bridge.tools.schema_messages import format_issues
 from bridge.tools.schema_validators import compile_validator, is_draft_2020_12, run_validator
 from bridge.tools.validation import VALIDATORS, output_issues
+from tests.bridge.tools.schema_strategies import bound_keywords
 
 KEYS = ("a", "b", "_truncated")
-TYPE_NAMES = ("object", "array", "string", "boolean", "null", "number", "integer")
-_numbers = st.one_of(st.integers(-3, 3), st.sampled_from([0.5, 1.0, -1.5, 2.0]))
 
 LEAF = {
-    "type": st.one_of(
-        st.sampled_from(TYPE_NAMES), st.lists(st.sampled_from(TYPE_NAMES), min_size=1, max_size=3, unique=True)
-    ),
-    "minLength": st.integers(0, 3),
-    "maxLength": st.integers(0, 3),
-    "minItems": st.integers(0, 2),
-    "maxItems": st.integers(0, 2),
-    "minimum": _numbers,
-    "maximum": _numbers,
-    "exclusiveMinimum": _numbers,
-    "exclusiveMaximum": _numbers,
+    **bound_keywords(KEYS),
     "format": st.sampled_from(["date-time", "int64", "uri"]),
     "title": st.just("t"),
-    "required": st.lists(st.sampled_from(KEYS), max_size=2, unique=True),
 }
 _leaf_keywords = st.fixed_dictionaries({}, optional=LEAF)
 # One keyword (and maybe a type): most values then meet or just miss it, where bugs would show.
