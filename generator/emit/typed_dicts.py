@@ -103,7 +103,7 @@ class Declarations:
 
     items: list[Declaration]
     names: dict[str, str]  # def name -> its declaration's name
-    _by_name: dict[str, Declaration] = field(default_factory=dict)
+    _by_name: dict[str, Declaration] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._by_name = {d.name: d for d in self.items}
