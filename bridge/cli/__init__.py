@@ -16,6 +16,8 @@ from pathlib import Path
 
 import click
 
+from bridge.contract.version import DISTRIBUTION
+
 __all__ = ["main", "serve_package_main"]
 
 COMMANDS = {
@@ -23,6 +25,7 @@ COMMANDS = {
     "serve": "bridge.cli.serve:serve",
     "inspect": "bridge.cli.inspect:inspect",
     "list": "bridge.cli.try_tools:list_tools",
+    "demo": "bridge.cli.demo:demo",
     "call": "bridge.cli.try_tools:call_tool",
 }
 
@@ -48,7 +51,7 @@ class _LazyGroup(click.Group):
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(package_name="mcp-bridge")
+@click.version_option(package_name=DISTRIBUTION, prog_name="mcp-bridge")
 def cli() -> None:
     """Turn an OpenAPI description into an MCP server: generate a package, then serve it."""
 

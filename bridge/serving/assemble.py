@@ -23,6 +23,7 @@ from bridge.confirm.asking import Confirmations
 from bridge.confirm.policy import INSTRUCTIONS as CONFIRM_INSTRUCTIONS
 from bridge.confirm.policy import ConfirmSettings
 from bridge.contract.catalogue import Catalogue, IconSpec, ServeMode, stub_entries
+from bridge.contract.version import install_hint
 from bridge.identity.auth_options import ExchangeOptions
 from bridge.identity.client_auth import ClientAuth, ClientTokenVerifier
 from bridge.identity.scopes import call_requirement as scopes_call_requirement
@@ -197,7 +198,7 @@ def response_contract(target: str, options: ServeOptions) -> ResponseContract | 
     try:
         import openapi_core  # noqa: F401  # an extra: say what to install rather than fail later
     except ImportError:
-        raise BridgeError("--validate-responses needs openapi-core: pip install 'mcp-bridge[validate]'") from None
+        raise BridgeError(f"--validate-responses needs openapi-core: {install_hint('validate')}") from None
     from generator.load.spec import load_spec
 
     return ResponseContract(load_spec(spec, validate=False).document)
