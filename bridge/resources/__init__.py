@@ -4,8 +4,9 @@
 cursor) and show only what the caller's scopes allow; ``resources/read`` matches the URI
 (:mod:`bridge.resources.uris`) and calls the operation through the call core: argument
 validation, the operator's or the caller's exchanged credentials, limits, the audit line, then
-the output check, trimming and redaction of a tool result. A resource outside the caller's
-scopes is answered exactly like one that does not exist.
+the output check, trimming and redaction of a tool result, and ``serve --confirm`` (a GET marked
+destructive is asked like any covered call; on 2026-07-28 the read answers ``input_required``).
+A resource outside the caller's scopes is answered exactly like one that does not exist.
 """
 
 from __future__ import annotations
