@@ -7,8 +7,8 @@ What the user sees, in this order, whatever order the model gave the arguments i
    (credentials are added after the form and never appear);
 2. the arguments that select the target (path and query), then those written (the request body's
    fields, or the members of a whole-body object), then the rest (headers, cookies);
-3. a plain line for anything left out: values cut (with how much is hidden) and arguments the form
-   had no room for (by name).
+3. a plain line for anything left out: values shown in part (head and tail, and how much of the
+   middle is hidden) and arguments the form had no room for (by name).
 
 Every text is redacted whole *before* it is cut, so a cut can never leave a credential's head or
 tail unrecognised. A call whose target cannot be shown in full is never asked: it is refused
@@ -92,8 +92,8 @@ def message(entry: ToolEntry, arguments: Mapping[str, Any], target: str, *, api:
         shown_heading = False
         for name, value in items:
             name_text = _cut(_printable(redact(name)), 64)[0]
-            value_text, hidden = _cut(_printable(redact(_json(value))), share)
-            text = f"- {name_text}: {value_text}" + (f" [{hidden:,} more characters not shown]" if hidden else "")
+            value_text, hidden = _middle_cut(_printable(redact(_json(value))), share)
+            text = f"- {name_text}: {value_text}"
             cost = len(text) + 1 + (0 if shown_heading else len(heading) + 1)
             if left_out or used + cost > MAX_MESSAGE - _RESERVE:
                 left_out.append(name_text)
@@ -108,7 +108,7 @@ def message(entry: ToolEntry, arguments: Mapping[str, Any], target: str, *, api:
     if len(lines) == 2:
         lines.append("No arguments.")
     if cut:
-        lines.append(f"NOTE: {cut} value(s) above are cut; the request sends them whole.")
+        lines.append(f"NOTE: {cut} value(s) above are shown in part; the request sends them whole.")
     if left_out:
         names = _cut(", ".join(left_out), 200)[0]
         lines.append(f"NOTE: {len(left_out)} more argument(s) are sent but not shown here (no room): {names}.")
@@ -153,6 +153,17 @@ def _json(value: Any) -> str:
 def _printable(text: str) -> str:
     # Control and format characters (line breaks, bidi overrides) would let a value fake the form's lines.
     return "".join(c if c.isprintable() else " " for c in text)
+
+
+def _middle_cut(text: str, limit: int) -> tuple[str, int]:
+    """``text`` with its middle left out when longer than ``limit``: the head and the tail stay
+    visible (an object's last member too), and the line says how much is not shown."""
+    if len(text) <= limit:
+        return text, 0
+    tail = limit // 3
+    head = limit - tail
+    hidden = len(text) - head - tail
+    return f"{text[:head]}...[{hidden:,} characters not shown]...{text[-tail:]}", hidden
 
 
 def _cut(text: str, limit: int) -> tuple[str, int]:

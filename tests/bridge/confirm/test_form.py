@@ -45,7 +45,7 @@ async def test_the_form_shows_the_filled_target_and_every_written_field_whatever
     assert '- id: "owner-account"' in lines and '- role: "admin"' in lines
     assert lines.index("Selects the target:") < lines.index("Written (the request body):")
     assert all(any(line.startswith(f"- {name}: ") for line in lines) for name in HARMLESS)
-    assert "value(s) above are cut; the request sends them whole" in form
+    assert "value(s) above are shown in part; the request sends them whole" in form
     assert len(form) <= MAX_MESSAGE
 
 
@@ -113,5 +113,15 @@ def test_any_arguments_in_any_order_show_the_target_first_and_account_for_every_
     for name in shuffled:
         shown = any(row.startswith(f"- {name}: ") for row in form.split("\n"))
         assert shown or name in form.split("NOTE: ")[-1], (name, form)
-    cut = [row for row in form.split("\n") if row.endswith("more characters not shown]")]
-    assert bool(cut) == ("value(s) above are cut" in form)
+    cut = [row for row in form.split("\n") if row.startswith("- ") and " characters not shown]..." in row]
+    assert bool(cut) == ("value(s) above are shown in part" in form)
+
+
+async def test_a_long_value_shows_its_head_and_tail_and_says_how_much_is_hidden(tmp_path: Path) -> None:
+    fake, user = accounts_upstream(), User("decline")
+    async with accounts_client(tmp_path, fake, level="writes", user=user) as client:
+        await client.call_tool("createOrder", {"item": "HEAD-" + "x" * 5000 + "-TAIL"})
+    (form,) = user.forms
+    (row,) = [line for line in form.split("\n") if line.startswith("- item: ")]
+    assert row.startswith('- item: "HEAD-') and row.endswith('-TAIL"') and "characters not shown]" in row
+    assert "shown in part; the request sends them whole" in form
