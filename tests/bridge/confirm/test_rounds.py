@@ -144,3 +144,21 @@ def test_open_rounds_stay_within_every_bound(opened: list[tuple[str, int]]) -> N
         if nonces:
             newest = nonces[-1][1]
             assert store.take(newest) is not None and store.take(newest) is None
+
+
+async def test_a_run_whose_kept_answers_are_too_large_is_refused_at_the_covered_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bridge.confirm import asking
+    from tests.bridge.fake_upstream import make_reply
+
+    monkeypatch.setattr(asking, "MAX_ROUND_BYTES", 4000)  # one answer cannot pass 1 MiB (the response cap); several can
+    fake = accounts_upstream()
+    big = {"id": "ord-9", "pad": "x" * 5000}
+    fake.route("POST", "/v2/orders", make_reply(200, json_body=big))
+    user = User("accept")
+    async with accounts_client(tmp_path, fake, user=user) as client:
+        result = await client.call_tool("orderAndCancel", {"item": "pen"})
+    assert result.is_error and "too large to keep while the user is asked" in text(result)
+    assert "the calls before it were" in text(result) and user.forms == []
+    assert sent(fake) == ["POST /v2/orders"]
