@@ -10,6 +10,7 @@ every form it was shown.
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -20,6 +21,7 @@ import yaml
 from mcp import Client
 
 from bridge.confirm.policy import ConfirmLevel, ConfirmSettings
+from bridge.contract.catalogue import Catalogue
 from bridge.serving.assemble import ServeOptions, build_bridge_server, build_registry, build_runtime
 from generator.generate import build_catalogue
 from generator.options import GenerateOptions
@@ -163,6 +165,22 @@ def accounts_upstream() -> FakeUpstream:
     return fake
 
 
+def accounts_catalogue(tmp_path: Path | None, *, flows: bool = False) -> Catalogue:
+    """The accounts API's catalogue (with ``OVERRIDES``, and ``FLOWS`` when asked), written to ``tmp_path``."""
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = tmp_path or Path(scratch)
+        spec_path = folder / "accounts.json"
+        spec_path.write_text(json.dumps(SPEC), encoding="utf-8")
+        workflows: tuple[str, ...] = ()
+        if flows:
+            flows_path = folder / "accounts.arazzo.yaml"
+            flows_path.write_text(yaml.safe_dump(FLOWS, sort_keys=False), encoding="utf-8")
+            workflows = (str(flows_path),)
+        options = GenerateOptions(name="accounts", workflows=workflows, overrides=OVERRIDES)
+        catalogue, _ = build_catalogue(str(spec_path), options)
+    return catalogue
+
+
 @asynccontextmanager
 async def accounts_client(
     tmp_path: Path,
@@ -176,12 +194,7 @@ async def accounts_client(
 ) -> AsyncIterator[Client]:
     """The bridge for the accounts API in ``mode`` with ``--confirm level`` and ``--resources``;
     ``era`` ``"auto"`` negotiates 2026-07-28, ``"legacy"`` 2025-11-25."""
-    spec_path = tmp_path / "accounts.json"
-    spec_path.write_text(json.dumps(SPEC), encoding="utf-8")
-    flows = tmp_path / "accounts.arazzo.yaml"
-    flows.write_text(yaml.safe_dump(FLOWS, sort_keys=False), encoding="utf-8")
-    generate = GenerateOptions(name="accounts", workflows=(str(flows),), overrides=OVERRIDES)
-    catalogue, _ = build_catalogue(str(spec_path), generate)
+    catalogue = accounts_catalogue(tmp_path, flows=True)
     options = ServeOptions(
         mode=mode,  # type: ignore[arg-type]
         confirm=ConfirmSettings(level=level, **settings),

@@ -21,7 +21,18 @@ from mcp.shared.exceptions import MCPError
 from bridge.calls.context import CallContext
 from bridge.calls.operation import OperationCall
 from bridge.confirm.policy import ConfirmationUnavailable, ConfirmSettings
-from tests.bridge.confirm.harness import UPSTREAM, User, accounts_client, accounts_upstream, sent, text
+from bridge.serving.assemble import ServeOptions, build_runtime
+from tests.bridge.confirm.harness import (
+    ENV,
+    SPEC,
+    UPSTREAM,
+    User,
+    accounts_catalogue,
+    accounts_client,
+    accounts_upstream,
+    sent,
+    text,
+)
 from tests.bridge.fake_upstream import FakeUpstream
 
 pytestmark = pytest.mark.anyio
@@ -111,11 +122,8 @@ async def test_every_surface_asks_before_a_covered_call_and_shows_the_filled_req
 
 async def test_a_surface_that_brings_no_confirmer_is_refused_a_covered_call() -> None:
     # A surface added later that forgets to ask: the core refuses, it does not send unasked.
-    from tests.bridge.confirm.harness import ENV, OVERRIDES, SPEC
-
     fake = FakeUpstream(SPEC)
-    catalogue = _catalogue(SPEC, OVERRIDES)
-    from bridge.serving.assemble import ServeOptions, build_runtime
+    catalogue = accounts_catalogue(None)
 
     options = ServeOptions(confirm=ConfirmSettings(level="destructive"), base_url=UPSTREAM)
     runtime = build_runtime(catalogue, options, environ=ENV, transport=fake.transport())
@@ -126,17 +134,3 @@ async def test_a_surface_that_brings_no_confirmer_is_refused_a_covered_call() ->
         answer = await OperationCall(entries["createOrder"], runtime)({"item": "x"}, CallContext(surface="s"))
     assert answer.status == 200  # not covered by --confirm destructive: sent
     assert sent(fake) == ["POST /v2/orders"]
-
-
-def _catalogue(spec: dict[str, Any], overrides: dict[str, Any]) -> Any:
-    import json
-    import tempfile
-
-    from generator.generate import build_catalogue
-    from generator.options import GenerateOptions
-
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "accounts.json"
-        path.write_text(json.dumps(spec), encoding="utf-8")
-        catalogue, _ = build_catalogue(str(path), GenerateOptions(name="accounts", overrides=overrides))
-    return catalogue

@@ -19,10 +19,9 @@ from bridge.contract.catalogue import ToolEntry
 from tests.bridge.confirm.harness import (
     API_KEY,
     HARMLESS,
-    OVERRIDES,
     OWNER,
-    SPEC,
     User,
+    accounts_catalogue,
     accounts_client,
     accounts_upstream,
     sent,
@@ -79,9 +78,7 @@ async def test_a_target_too_long_to_show_is_refused_and_not_sent(tmp_path: Path)
 
 
 def _entry(name: str) -> ToolEntry:
-    from tests.bridge.confirm.test_every_surface import _catalogue
-
-    return next(e for e in _catalogue(SPEC, OVERRIDES).tools if e.name == name)
+    return next(e for e in accounts_catalogue(None).tools if e.name == name)
 
 
 UPDATE = _entry("updateUser")
