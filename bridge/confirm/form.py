@@ -70,10 +70,11 @@ def message(entry: ToolEntry, arguments: Mapping[str, Any], target: str, *, api:
     """
     line = _printable(redact(target))
     if not line or len(line) > MAX_TARGET:
+        why = f"is too long ({len(line):,} characters, at most {MAX_TARGET:,})" if line else "could not be built"
         raise TargetNotShown(
-            f"{entry.operation} was not sent: the request it would send ({len(line):,} characters) is too long "
-            f"to show the user in full for confirmation (at most {MAX_TARGET:,}), and a call whose target "
-            "the user cannot see is never confirmed. Use shorter path and query values."
+            f"{entry.operation} was not sent: the request it would send {why} to show the user in full for "
+            "confirmation, and a call whose target the user cannot see is never confirmed. Use shorter path and "
+            "query values."
         )
     title = plain_text(entry.title or entry.name, 100)
     kind = "delete or overwrite data" if entry.annotations.destructiveHint else "change data"

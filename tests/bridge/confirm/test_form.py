@@ -73,7 +73,7 @@ async def test_a_target_too_long_to_show_is_refused_and_not_sent(tmp_path: Path)
     fake, user = accounts_upstream(), User("accept")
     async with accounts_client(tmp_path, fake, user=user) as client:
         result = await client.call_tool("cancelOrder", {"id": "o" * (MAX_TARGET + 1)})
-    assert result.is_error and "too long to show the user in full" in text(result)
+    assert result.is_error and "is too long (1,019 characters, at most 1,000) to show the user in full" in text(result)
     assert user.forms == [] and sent(fake) == []
 
 
