@@ -36,7 +36,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from bridge.tools.registry import ToolContext
+from bridge.tools.registry import Confirmer, ToolContext
 
 __all__ = ["RELATED_TASK_KEY", "TASK_SUPPORT", "TaskRunner"]
 
@@ -106,6 +106,25 @@ class _Task:
             return
         self.status, self.message, self.updated, self.ended = status, message, _now(), time.monotonic()
         self.done.set()
+
+
+class _ConfirmFirst:
+    """The user is asked while ``tools/call`` is still open; the task exists only once they agreed.
+
+    A refusal raises: the run ends, and its result goes back as the call's own.
+    """
+
+    def __init__(self, confirm: Confirmer, gate: anyio.Event) -> None:
+        self._confirm = confirm
+        self._gate = gate
+
+    async def __call__(self, entry: Any, arguments: Mapping[str, Any], target: str | None) -> Any:
+        answer = await self._confirm(entry, arguments, target)
+        self._gate.set()
+        return answer
+
+    def sent(self, entry: Any, arguments: Mapping[str, Any], response: Any) -> None:
+        self._confirm.sent(entry, arguments, response)
 
 
 class TaskRunner:
@@ -200,16 +219,9 @@ class TaskRunner:
         confirm = tool_ctx.confirm
         early: list[mcp_types.CallToolResult] = []
 
-        async def confirm_first(entry: Any, arguments: Mapping[str, Any]) -> None:
-            # The user is asked while tools/call is still open; the task exists only once they agreed.
-            # A refusal raises: the run ends, and its result goes back as the call's own.
-            assert confirm is not None
-            await confirm(entry, arguments)
-            gate.set()
-
         background = replace(
             tool_ctx,
-            confirm=confirm_first if confirm is not None else None,
+            confirm=_ConfirmFirst(confirm, gate) if confirm is not None else None,
             follow_until=anyio.current_time() + self.deadline,
             _report_progress=_quiet,
             cancelled=anyio.Event(),

@@ -154,6 +154,7 @@ def build_runtime(
         trim=options.trim,
         contract=contract,
     )
+    runtime = dataclasses.replace(runtime, confirm=options.confirm)
     if runtime.operations is not None:
         runtime.operations.settings = options.long_running
     if options.auth is None:
@@ -304,6 +305,10 @@ def build_bridge_server(
         served.add(status_tool(runtime.operations, runtime))  # listed only when the API has long-running operations
     identity = server_identity(catalogue, icons=options.icons)
     confirm = options.confirm.level != "none"
+    if runtime is not None and runtime.confirm != options.confirm:
+        # The call core decides from the runtime's settings: two answers to "is this asked?" would leave a gap.
+        raise BridgeError("the HTTP runtime was built without this server's --confirm settings (build_runtime)")
+    confirmations = Confirmations(options.confirm, api=catalogue.title, redact=redact) if confirm else None
     operations = runtime.operations if runtime is not None else None
     tasks = TaskRunner(operations.settings.deadline) if operations is not None and mode == "tools" else None
     server = build_server(
@@ -317,7 +322,7 @@ def build_bridge_server(
         max_argument_bytes=max_argument_bytes,
         title=identity.title,
         icons=identity.sdk_icons(),
-        confirmations=Confirmations(options.confirm, api=catalogue.title, redact=redact) if confirm else None,
+        confirmations=confirmations,
         tasks=tasks,
         opentelemetry=False,  # the SDK's per-message spans: --otel traces puts bridge.ops.observe in their place
     )
@@ -326,7 +331,7 @@ def build_bridge_server(
             raise BridgeError("--resources needs the HTTP runtime resources are read through")
         from bridge.resources import install_resources
 
-        install_resources(server, catalogue, registry, runtime)
+        install_resources(server, catalogue, registry, runtime, confirmations)
     if code is not None or tasks is not None:
         server.lifespan = SandboxLifespan(code.sandbox if code is not None else None, tasks)
     return server

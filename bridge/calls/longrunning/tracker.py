@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 
 from bridge.calls.context import CallContext
+from bridge.calls.gate import USER_CANCEL
 from bridge.calls.longrunning.follow import (
     FollowSettings,
     OperationPending,
@@ -162,7 +163,10 @@ class OperationTracker:
         except LinkError as exc:
             logger.warning("%s: cannot cancel the operation: %s", pending.call.operation, exc)
             return False
-        cancel_context = CallContext(surface=f"{context.surface} (cancel)", identity=context.identity)
+        # The client's cancel of a call it made is the user's say: the API's cancel is not asked again.
+        cancel_context = CallContext(
+            surface=f"{context.surface} (cancel)", identity=context.identity, confirm=USER_CANCEL
+        )
         with anyio.move_on_after(self.settings.cancel_timeout):
             try:
                 answer = await pending.call.sibling(entry)(arguments, cancel_context)
