@@ -313,15 +313,10 @@ def _env_prefix(value: str | None) -> str | None:
 
 
 def _program() -> tuple[str, ...]:
-    """How a client starts this mcp-bridge: its absolute path, else this Python with ``-m bridge``."""
-    import os
-    import shutil
+    """How a client starts this mcp-bridge: one that will still exist (never a uvx cache folder)."""
+    from bridge.cli.client_files import stable_program
 
-    if Path(sys.argv[0]).name == "mcp-bridge" and Path(sys.argv[0]).is_file():
-        return (os.path.abspath(sys.argv[0]),)
-    beside = Path(sys.executable).parent / "mcp-bridge"  # the script of this interpreter's environment
-    found = str(beside) if beside.is_file() else shutil.which("mcp-bridge")
-    return (os.path.abspath(found),) if found else (sys.executable, "-m", "bridge")
+    return stable_program()
 
 
 class _Interrupted:
