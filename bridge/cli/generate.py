@@ -22,17 +22,17 @@ from generator.options import (
 
 
 def _read_config(path: Path | None) -> dict[str, Any]:
+    """The ``--config`` mapping, checked against generator/load/config.schema.json: each problem one line, exit 2."""
     if path is None:
         return {}
-    import yaml
+    from generator.load.config import ConfigError, read_config
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise click.UsageError(f"cannot read config {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise click.UsageError(f"config {path} must be a mapping")
-    return data
+        return read_config(path)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            _err(f"error: {problem}")
+        sys.exit(2)
 
 
 def _mapping(config: dict[str, Any], *keys: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ once. Parameters are :mod:`generator.parse.params`, bodies :mod:`generator.parse
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import fnmatch
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -83,6 +84,7 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
     max_length = _max_name_length(ctx)
 
     raws = list(_iter_operations(ctx))
+    ctx.issues.extend(_unmatched_overrides(options.overrides, raws))
     annotations = {raw.label: _annotations(ctx, raw) for raw in raws}
     excluded = [raw.label for raw in raws if _is_excluded(raw, annotations[raw.label], options)]
     excluded_set = set(excluded)
@@ -181,6 +183,20 @@ def _overrides(options: GenerateOptions, op: Mapping[str, Any], method: str, pat
     if isinstance(by_id, dict):
         merged.update(by_id)
     return merged
+
+
+def _unmatched_overrides(overrides: Mapping[str, Any], raws: list[_RawOperation]) -> Iterator[Issue]:
+    """An ``operations:`` key that names no operation is an error: its settings would silently not apply."""
+    ids = [raw.operation_id for raw in raws if raw.operation_id]
+    labels = {raw.label for raw in raws}
+    for key in overrides:
+        verb, _, rest = str(key).partition(" ")
+        if key in ids or (rest and f"{verb.upper()} {rest}" in labels):
+            continue
+        close = difflib.get_close_matches(str(key), sorted(labels) if rest else ids, n=3, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        where = f"config: {jsonpointer.join('operations', str(key))}"
+        yield Issue(Level.ERROR, where, f"no operation has this operationId or `METHOD /path`{hint}")
 
 
 def _is_excluded(raw: _RawOperation, annotations: ToolAnnotationsSpec, options: GenerateOptions) -> bool:
