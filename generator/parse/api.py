@@ -68,7 +68,7 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
     """Build the intermediate model of ``document``; issues are collected in ``Api.issues``."""
     info_node = document.get("info")
     info: dict[str, Any] = info_node if isinstance(info_node, dict) else {}
-    name = options.name or package_name(str(info.get("title") or ""))
+    name = options.name or package_name(title_words(str(info.get("title") or "")))
     env_prefix = options.env_prefix or env_prefix_for(name)
     level = Level.ERROR if options.strict else Level.WARNING
     bindings, bind_problems = bind_config.usable(options.bindings)
@@ -124,6 +124,19 @@ def package_name(title: str) -> str:
     """``Swagger Petstore`` → ``swagger_petstore``; a valid Python package name."""
     slug = _NON_ALNUM.sub("_", title.lower()).strip("_") or "api"
     return f"api_{slug}" if slug[0].isdigit() else slug
+
+
+# Words a title adds that say nothing about which API it is ("GitHub's official OpenAPI spec + Octokit extension").
+_FILLER_WORDS = frozenset({"official", "openapi", "spec", "specs", "specification", "extension", "extensions"})
+_POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s\b", re.IGNORECASE)
+TITLE_WORDS = 3
+
+
+def title_words(title: str) -> str:
+    """A title cut to what names the API: no possessives or filler words, at most three words."""
+    words = _NON_ALNUM.split(_POSSESSIVE.sub("", title.lower()))
+    kept = [word for word in words if word and word not in _FILLER_WORDS]
+    return " ".join(kept[:TITLE_WORDS]) or title
 
 
 def env_prefix_for(name: str) -> str:
