@@ -381,9 +381,9 @@ def _discovery_hint(catalogue: Any, out_dir: Path) -> None:
         about = "" if counter.exact else "about "
         click.echo(
             f"Hint: the tool list costs {about}{tokens:,} tokens before the first call (over "
-            f"{DISCOVERY_HINT_TOKENS:,}{'; ' + exactly if exactly else ''}). Consider `mcp-bridge serve "
-            f"{out_dir} --mode discovery` (three tools: search, describe, call), or generate with --mode "
-            "discovery to make it the default."
+            f"{DISCOVERY_HINT_TOKENS:,}{'; ' + exactly if exactly else ''}). The README's client configs and "
+            f"`mcp-bridge install` start it with `mcp-bridge serve {out_dir} --mode discovery` (three tools: "
+            "search, describe, call); generate with --mode discovery to make it the package's default."
         )
 
 

@@ -18,6 +18,7 @@ from bridge.cli.client_files import ClientFileError, default_config_file, merge_
 from bridge.contract.catalogue import Catalogue
 from bridge.contract.clients.entry import CLIENTS, package_variables, server_entry
 from bridge.contract.clients.placeholders import looks_like_placeholder
+from bridge.contract.clients.start_mode import start_mode
 from bridge.secrets.credentials import Credentials
 from bridge.tools.errors import BridgeError
 
@@ -65,7 +66,8 @@ def install(client: str, package: Path, config_file: Path | None, name: str | No
             + f". Set them and run again, or --allow-missing to add them to {target} later"
         )
     command, *program_args = stable_program()
-    args = [*program_args, "serve", str(package.resolve())]
+    mode_args, mode_reason = start_mode(catalogue)
+    args = [*program_args, "serve", str(package.resolve()), *mode_args]
     entry = server_entry(client, command, args, env)
     try:
         backup = merge_entry(target, CLIENTS[client].servers_key, name, entry)
@@ -76,6 +78,8 @@ def install(client: str, package: Path, config_file: Path | None, name: str | No
     )
     if env:
         click.echo("with " + ", ".join(sorted(env)))
+    if mode_reason:
+        click.echo(f"Started with --mode discovery: {mode_reason}")
     if missing:
         click.echo(f"still to add to its env in {target}: " + "; ".join(missing), err=True)
     click.echo(f"Restart {CLIENTS[client].label} to load it.")

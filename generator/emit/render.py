@@ -22,9 +22,11 @@ from bridge.contract.catalogue import (
     stub_entries,
 )
 from bridge.contract.clients.entry import readme_snippets
+from bridge.contract.clients.start_mode import start_mode
 from bridge.contract.runtime_requirements import requirements_txt
 from bridge.contract.stubs import STUBS_FILE
 from bridge.contract.version import bridge_version
+from generator import options as generation_options
 from generator.emit.pysafe import py_str
 from generator.emit.stubs import stubs_with_warnings
 from generator.emit.write import MANIFEST_FILE, PackageFiles
@@ -150,6 +152,7 @@ def render_package(
 ) -> PackageFiles:
     """The files of ``api``'s package; ``catalogue`` is what the runtime will serve."""
     args = run.args(api.name)
+    mode_args, mode_reason = start_mode(catalogue, generation_options.DISCOVERY_HINT_TOKENS)
     context = {
         "api": api,
         "catalogue": catalogue,
@@ -157,7 +160,8 @@ def render_package(
         "generator_version": bridge_version(),
         "env_vars": _env_vars(catalogue),
         "serve_command": shlex.join([run.program[0], *args]),
-        "client_configs": _client_configs(api.name, catalogue, run.program[0], args),
+        "client_configs": _client_configs(api.name, catalogue, run.program[0], [*args, *mode_args]),
+        "start_mode_reason": mode_reason,
     }
     env = _environment()
     package = PackageFiles()

@@ -103,7 +103,9 @@ def server_entry(client: str, command: str, args: list[str], env: dict[str, str]
 
 
 def readme_snippets(name: str, catalogue: Catalogue, command: str, args: list[str]) -> list[tuple[str, dict[str, Any]]]:
-    """(where it goes, the client file's JSON) for each client, with ``<set me: ...>`` where a value goes."""
+    """(where it goes, the client file's JSON) for each client, with ``<set me: ...>`` where a value goes.
+
+    ``args`` are the ``serve`` arguments, the start mode (clients/start_mode.py) already added."""
     env = {var.name: f"{PLACEHOLDER_PREFIX}{var.what}>" for var in package_variables(catalogue)}
     return [
         (f"{shape.label} ({shape.where})", {shape.servers_key: {name: server_entry(client, command, args, env)}})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -222,3 +223,58 @@ def test_the_readme_snippet_names_every_variable_install_writes(package: Path, t
 @pytest.mark.parametrize("value", ["xoxb-1234567890", "sk_live_abc", "https://chat.example/api", "0", "settings"])
 def test_real_values_are_not_taken_for_placeholders(value: str) -> None:
     assert not looks_like_placeholder(value)
+
+
+def _big_spec(operations: int) -> dict[str, object]:
+    """An API whose tool list alone is over the discovery budget: distinct, long descriptions (no sharing)."""
+    words = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike oscar papa".split()
+    paths = {}
+    for i in range(operations):
+        params = [
+            {
+                "name": f"p{j}",
+                "in": "query",
+                "schema": {"type": "string"},
+                "description": f"Setting {j} of {i}: " + " ".join(words[(i * 7 + j * 3 + k) % 15] for k in range(12)),
+            }
+            for j in range(6)
+        ]
+        paths[f"/r{i}"] = {
+            "get": {
+                "operationId": f"getResource{i}",
+                "description": " ".join(words[(i + k) % 15] for k in range(40)),
+                "parameters": params,
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    info = {"title": "Big", "version": "1"}
+    return {"openapi": "3.0.3", "info": info, "servers": [{"url": "https://big.example"}], "paths": paths}
+
+
+def test_a_big_api_starts_in_discovery_mode_in_the_readme_and_install_with_one_count(tmp_path: Path) -> None:
+    spec = tmp_path / "big.json"
+    spec.write_text(json.dumps(_big_spec(120)), encoding="utf-8")
+    made = CliRunner().invoke(cli, ["generate", str(spec), "-o", str(tmp_path / "big")])
+    assert made.exit_code == 0, made.output
+    counts = re.findall(r"costs? about ([\d,]+) tokens", made.output)
+    readme = (tmp_path / "big" / "README.md").read_text(encoding="utf-8")
+    assert counts and f"cost about {counts[0]} tokens" in readme
+    assert all(config.count('"--mode",\n') == 1 for config in re.findall(r"```json\n(.*?)```", readme, re.S))
+    target = tmp_path / "mcp.json"
+    done = _install(tmp_path / "big", "cursor", target, {})
+    assert done.exit_code == 0, done.output
+    assert _servers(target)["big"]["args"][-2:] == ["--mode", "discovery"]  # type: ignore[index]
+    assert f"cost about {counts[0]} tokens" in done.output
+
+
+def test_a_small_api_or_one_generated_for_discovery_gets_no_extra_mode(package: Path, tmp_path: Path) -> None:
+    target = tmp_path / "mcp.json"
+    assert _install(package, "cursor", target, {**EVERYTHING, **BASE}).exit_code == 0
+    assert "--mode" not in _servers(target)["chat"]["args"]  # type: ignore[operator]
+    assert "--mode" not in "".join(re.findall(r"```json\n(.*?)```", (package / "README.md").read_text(), re.S))
+    spec = tmp_path / "big.json"
+    spec.write_text(json.dumps(_big_spec(120)), encoding="utf-8")
+    made = CliRunner().invoke(cli, ["generate", str(spec), "-o", str(tmp_path / "big"), "--mode", "discovery"])
+    assert made.exit_code == 0, made.output
+    assert _install(tmp_path / "big", "cursor", target, {}).exit_code == 0
+    assert _servers(target)["big"]["args"][-1] == str((tmp_path / "big").resolve())  # type: ignore[index]
