@@ -24,3 +24,11 @@ _PLACEHOLDER = re.compile(
 def looks_like_placeholder(value: str) -> bool:
     """True for text a person meant to replace (``<value>``, ``YOUR_KEY``, ``changeme``, ``xxx``)."""
     return _PLACEHOLDER.fullmatch(value.strip()) is not None
+
+
+_BRACKETED = re.compile(r"<[^<>]*>")
+
+
+def is_bracketed_placeholder(value: str) -> bool:
+    """``<value>``, ``<set me: API key (apiKey)>``: a README's marker, never a real credential (the runtime's test)."""
+    return _BRACKETED.fullmatch(value.strip()) is not None
