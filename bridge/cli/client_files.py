@@ -70,6 +70,13 @@ def merge_entry(path: Path, servers_key: str, name: str, entry: dict[str, Any]) 
     if not isinstance(servers, dict):
         raise ClientFileError(f"{path}: /{servers_key} is {type(servers).__name__}, not an object; left as it was")
     servers[name] = entry
+    try:
+        return _write(path, data)
+    except OSError as exc:
+        raise ClientFileError(f"{path}: cannot write it ({exc.strerror or exc}); left as it was") from None
+
+
+def _write(path: Path, data: dict[str, Any]) -> Path | None:
     path.parent.mkdir(parents=True, exist_ok=True)
     backup = _backup(path) if path.exists() else None
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600

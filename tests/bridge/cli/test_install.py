@@ -253,7 +253,9 @@ def _big_spec(operations: int) -> dict[str, object]:
 
 def test_a_big_api_starts_in_discovery_mode_in_the_readme_and_install_with_one_count(tmp_path: Path) -> None:
     spec = tmp_path / "big.json"
-    spec.write_text(json.dumps(_big_spec(120)), encoding="utf-8")
+    # Over twice the budget, where generate's hint says the same characters/4 estimate as the README
+    # (nearer, it counts exactly with the tokenizer, which the generator has not).
+    spec.write_text(json.dumps(_big_spec(250)), encoding="utf-8")
     made = CliRunner().invoke(cli, ["generate", str(spec), "-o", str(tmp_path / "big")])
     assert made.exit_code == 0, made.output
     counts = re.findall(r"costs? about ([\d,]+) tokens", made.output)
@@ -278,3 +280,10 @@ def test_a_small_api_or_one_generated_for_discovery_gets_no_extra_mode(package: 
     assert made.exit_code == 0, made.output
     assert _install(tmp_path / "big", "cursor", target, {}).exit_code == 0
     assert _servers(target)["big"]["args"][-1] == str((tmp_path / "big").resolve())  # type: ignore[index]
+
+
+def test_a_file_that_cannot_be_reached_is_one_line_not_a_traceback(package: Path, tmp_path: Path) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("", encoding="utf-8")
+    done = _install(package, "cursor", blocked / "mcp.json", {**EVERYTHING, **BASE})
+    assert done.exit_code == 1 and done.output.count("\n") == 1 and "left as it was" in done.output
