@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from bridge.cli import cli
 from generator.load.config import config_problems, config_schema
@@ -157,3 +159,28 @@ def test_every_key_the_readme_documents_for_the_config_is_in_the_schema() -> Non
     assert {k.strip() for k in per_operation.group(0).strip("{}").split(",")} <= operation_keys
     top = set(re.findall(r"`(\w+):`", row))
     assert top and top <= set(schema["properties"]), top - set(schema["properties"])
+
+
+KEY = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=20)
+
+
+@given(key=KEY, where=st.sampled_from(["top", "operation", "server", "annotations"]))
+@settings(max_examples=200, deadline=None)
+def test_any_key_the_schema_does_not_know_is_one_error_at_its_pointer(key: str, where: str) -> None:
+    schema = config_schema()
+    known = {
+        "top": set(schema["properties"]),
+        "operation": set(schema["$defs"]["operation"]["properties"]),
+        "server": set(schema["properties"]["server"]["properties"]),
+        "annotations": set(schema["$defs"]["operation"]["properties"]["annotations"]["properties"]),
+    }[where]
+    assume(key not in known and not key.startswith("x-"))
+    config: dict[str, Any] = {
+        "top": {key: 1},
+        "operation": {"operations": {"op": {key: 1}}},
+        "server": {"server": {key: 1}},
+        "annotations": {"operations": {"op": {"annotations": {key: True}}}},
+    }[where]
+    (line,) = config_problems(config, "c.yaml")
+    assert line.endswith(tuple(f"did you mean {k}?" for k in known)) or "valid keys: " in line
+    assert f"/{key}: unknown key {key!r}" in line

@@ -287,3 +287,16 @@ def test_a_file_that_cannot_be_reached_is_one_line_not_a_traceback(package: Path
     blocked.write_text("", encoding="utf-8")
     done = _install(package, "cursor", blocked / "mcp.json", {**EVERYTHING, **BASE})
     assert done.exit_code == 1 and done.output.count("\n") == 1 and "left as it was" in done.output
+
+
+def test_every_value_a_readme_snippet_shows_is_one_install_and_serve_refuse(package: Path) -> None:
+    from bridge.contract.clients.entry import readme_snippets
+    from bridge.contract.clients.placeholders import is_bracketed_placeholder
+    from bridge.serving.package import load_catalogue
+
+    snippets = readme_snippets("chat", load_catalogue(package), "mcp-bridge", ["serve", "chat"])
+    values = [
+        v for _, config in snippets for entry in config.values() for e in entry.values() for v in e["env"].values()
+    ]
+    assert len(values) == 4 * 4  # four clients; base URL, key, header, bound token
+    assert all(looks_like_placeholder(v) and is_bracketed_placeholder(v) for v in values)
