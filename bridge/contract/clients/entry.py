@@ -28,7 +28,12 @@ class ClientShape:
 
 
 CLIENTS: dict[str, ClientShape] = {
-    "claude-desktop": ClientShape("Claude Desktop", "mcpServers", False, "`claude_desktop_config.json`"),
+    "claude-desktop": ClientShape(
+        "Claude Desktop",
+        "mcpServers",
+        False,
+        "`claude_desktop_config.json`: `~/Library/Application Support/Claude/` on macOS, `~/.config/Claude/` on Linux",
+    ),
     "cursor": ClientShape("Cursor", "mcpServers", False, "`~/.cursor/mcp.json`, or `.cursor/mcp.json` in a project"),
     "vscode": ClientShape("VS Code", "servers", True, "`.vscode/mcp.json`"),
     "claude-code": ClientShape("Claude Code", "mcpServers", True, "`.mcp.json` in the project"),
