@@ -9,8 +9,9 @@ One :class:`Confirmations` per server. For each ``tools/call`` the server makes 
   and a one-shot ``requestState``; the client retries with the answer. The state is a random
   nonce kept here, bound to the tool, a digest of its arguments, the operation and the caller,
   used at most once and only within ``timeout``: an answer cannot be replayed, moved to other
-  arguments, or forged. A program (code mode) cannot be re-run for a second round, so on these
-  connections its writes get the fallback;
+  arguments, or forged. Open rounds are an :class:`~bridge.tools.owned.OwnedPool`: a share per
+  caller, so one caller's flood of rounds neither evicts nor blocks another's. A program (code
+  mode) cannot be re-run for a second round, so on these connections its writes get the fallback;
 - a client that declared no form elicitation (or cannot be sent a request): ``fallback``, refuse
   (a tool error, nothing sent) or proceed.
 
@@ -22,9 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import secrets
-import time
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +37,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from bridge.confirm.form import REQUESTED_SCHEMA, approved, message
 from bridge.confirm.policy import ConfirmationDeclined, ConfirmationUnavailable, ConfirmSettings, covers
 from bridge.contract.catalogue import ToolEntry
+from bridge.tools.owned import Caller, OwnedPool, PoolFull
 from bridge.tools.registry import Confirmer
 
 __all__ = ["INPUT_KEY", "Confirmations", "InputRequired", "RequestConfirmer", "single_round"]
@@ -47,6 +46,8 @@ logger = logging.getLogger("bridge.confirm")
 
 INPUT_KEY = "confirm"
 MAX_OPEN_ROUNDS = 1024
+ROUNDS_PER_CALLER = 32
+ROUNDS_PER_CLIENT = 128
 
 
 class InputRequired(Exception):
@@ -62,20 +63,11 @@ class _Round:
     tool: str
     arguments: str  # digest
     operation: str
-    owner: str | None
-    expires: float
 
 
 def _digest(arguments: Any) -> str:
     text = json.dumps(arguments or {}, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=True)
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _owner() -> str | None:
-    from mcp.server.auth.middleware.auth_context import get_access_token
-
-    token = get_access_token()
-    return None if token is None else f"{token.subject or '-'}|{token.client_id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,13 +80,14 @@ class RequestConfirmer:
 
     confirmations: Confirmations
     ctx: ServerRequestContext[Any, Any]
+    caller: Caller
     rounds: bool = True
 
     async def __call__(self, entry: ToolEntry, arguments: Mapping[str, Any]) -> None:
-        await self.confirmations.confirm(self.ctx, entry, arguments, rounds=self.rounds)
+        await self.confirmations.confirm(self.ctx, entry, arguments, rounds=self.rounds, caller=self.caller)
 
     def without_rounds(self) -> RequestConfirmer:
-        return RequestConfirmer(self.confirmations, self.ctx, rounds=False)
+        return RequestConfirmer(self.confirmations, self.ctx, self.caller, rounds=False)
 
 
 def single_round(confirm: Confirmer | None) -> Confirmer | None:
@@ -109,13 +102,19 @@ class Confirmations:
         self.settings = settings
         self._api = api
         self._redact = redact
-        self._rounds: OrderedDict[str, _Round] = OrderedDict()
+        self._rounds: OwnedPool[_Round] = OwnedPool(
+            total=MAX_OPEN_ROUNDS,
+            per_caller=ROUNDS_PER_CALLER,
+            per_group=ROUNDS_PER_CLIENT,
+            max_ttl=max(settings.timeout, 1.0),
+            what="open confirmations",
+        )
 
-    def for_request(self, ctx: ServerRequestContext[Any, Any]) -> RequestConfirmer | None:
-        """The confirmer for calls made while serving ``ctx`` (a ``tools/call``); None when nothing is asked."""
+    def for_request(self, ctx: ServerRequestContext[Any, Any], caller: Caller) -> RequestConfirmer | None:
+        """The confirmer for ``caller``'s calls while serving ``ctx`` (a ``tools/call``); None: nothing is asked."""
         if self.settings.level == "none":
             return None
-        return RequestConfirmer(self, ctx)
+        return RequestConfirmer(self, ctx, caller)
 
     def channel(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
         """``"request"``, ``"rounds"``, or None when the client cannot be asked."""
@@ -128,7 +127,13 @@ class Confirmations:
         return "request" if ctx.session.can_send_request else None
 
     async def confirm(
-        self, ctx: ServerRequestContext[Any, Any], entry: ToolEntry, arguments: Mapping[str, Any], *, rounds: bool
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        entry: ToolEntry,
+        arguments: Mapping[str, Any],
+        *,
+        rounds: bool,
+        caller: Caller,
     ) -> None:
         """Return when the call may go; raise when it must not (nothing has been sent)."""
         if not covers(self.settings, entry):
@@ -146,7 +151,7 @@ class Confirmations:
             )
         text = message(entry, arguments, api=self._api, redact=self._redact)
         if channel == "rounds":
-            self._round(ctx, entry, text)
+            self._round(ctx, entry, text, caller)
         else:
             await self._ask(ctx, entry, text)
         logger.info("%s confirmed by the user", entry.name)
@@ -179,19 +184,13 @@ class Confirmations:
             f"The user {how} {entry.operation}; nothing was sent. Do not retry it unless the user asks."
         )
 
-    def _round(self, ctx: ServerRequestContext[Any, Any], entry: ToolEntry, text: str) -> None:
+    def _round(self, ctx: ServerRequestContext[Any, Any], entry: ToolEntry, text: str, caller: Caller) -> None:
         params: Mapping[str, Any] = ctx.params or {}
         tool = str(params.get("name", ""))
         state = params.get("requestState")
-        now = time.monotonic()
         if state is not None:
-            issued = self._rounds.pop(state, None) if isinstance(state, str) else None
-            expected = (tool, _digest(params.get("arguments")), entry.operation, _owner())
-            if (
-                issued is None
-                or issued.expires < now
-                or (issued.tool, issued.arguments, issued.operation, issued.owner) != expected
-            ):
+            issued = self._rounds.pop(caller, state)  # another caller's or expired: None
+            if issued != _Round(tool, _digest(params.get("arguments")), entry.operation):
                 raise ConfirmationDeclined(
                     f"The confirmation sent with this call of {entry.operation} is not valid (expired, already used, "
                     "or for other arguments); nothing was sent. Call the tool again to ask the user."
@@ -199,13 +198,15 @@ class Confirmations:
             responses = params.get("inputResponses")
             self._decide(entry, responses.get(INPUT_KEY) if isinstance(responses, Mapping) else None)
             return
-        nonce = secrets.token_urlsafe(24)
-        for key, old in list(self._rounds.items()):
-            if old.expires < now or len(self._rounds) >= MAX_OPEN_ROUNDS:
-                del self._rounds[key]
-        self._rounds[nonce] = _Round(
-            tool, _digest(params.get("arguments")), entry.operation, _owner(), now + self.settings.timeout
-        )
+        try:
+            nonce = self._rounds.add(
+                caller, _Round(tool, _digest(params.get("arguments")), entry.operation), self.settings.timeout
+            )
+        except PoolFull as exc:
+            raise ConfirmationUnavailable(
+                f"{entry.operation} needs the user's confirmation, and {exc}; nothing was sent. Answer the open "
+                f"ones or let them expire ({self.settings.timeout:g} s), then call the tool again."
+            ) from None
         form = mcp_types.ElicitRequest(
             params=mcp_types.ElicitRequestFormParams(message=text, requested_schema=REQUESTED_SCHEMA)
         )
