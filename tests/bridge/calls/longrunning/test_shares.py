@@ -19,7 +19,10 @@ import pytest
 from mcp import Client, MCPError
 
 from bridge.calls.longrunning.tracker import STATUS_TOOL
+from bridge.confirm import asking
+from bridge.confirm.policy import ConfirmSettings
 from bridge.server import tasks
+from bridge.serving.assemble import ServeOptions
 from tests.bridge.calls.longrunning.harness import QUICK, jobs_server
 from tests.bridge.calls.longrunning.jobs_upstream import JobStore, serve_jobs
 
@@ -35,10 +38,12 @@ async def store(anyio_backend: str) -> Any:
 
 
 @asynccontextmanager
-async def two_clients(store: JobStore, **server: Any) -> AsyncIterator[tuple[Client, Client]]:
+async def two_clients(
+    store: JobStore, mode: str = "legacy", user: Any = None, **server: Any
+) -> AsyncIterator[tuple[Client, Client]]:
     async with jobs_server(store, **server) as bridge, AsyncExitStack() as stack:
-        first = await stack.enter_async_context(Client(bridge, mode="legacy"))
-        second = await stack.enter_async_context(Client(bridge, mode="legacy"))
+        first = await stack.enter_async_context(Client(bridge, mode=mode, elicitation_callback=user))
+        second = await stack.enter_async_context(Client(bridge, mode=mode, elicitation_callback=user))
         yield first, second
 
 
@@ -107,3 +112,30 @@ async def test_one_callers_pending_operations_never_evict_anothers_handle(store:
     for message in unfollowed:  # the operation runs on: the model must look, not start it again
         assert "before starting it again" in message and "call the operation again" not in message.lower()
     assert stolen.is_error and "handle is unknown" in text(stolen) and "before starting it again" in text(stolen)
+
+
+async def test_one_callers_flood_of_confirmation_rounds_never_spends_anothers(store: JobStore) -> None:
+    options = ServeOptions(confirm=ConfirmSettings(level="writes"))
+    arguments = {"kind": "inline", "steps": 1}
+
+    async def user(ctx: Any, params: mcp_types.ElicitRequestParams) -> mcp_types.ElicitResult:
+        return mcp_types.ElicitResult(action="accept", content={"confirm": True})
+
+    async with two_clients(store, mode="auto", user=user, options=options) as (patient, flooding):
+        asked = await patient.session.call_tool("startJob", arguments, allow_input_required=True)
+        assert isinstance(asked, mcp_types.InputRequiredResult) and asked.request_state
+        opened, refused = 0, None
+        while refused is None and opened <= asking.MAX_OPEN_ROUNDS:  # today: the oldest rounds go, anyone's
+            round_ = await flooding.session.call_tool("startJob", arguments, allow_input_required=True)
+            if isinstance(round_, mcp_types.InputRequiredResult):
+                opened += 1
+            else:
+                refused = round_
+        yes = {"confirm": mcp_types.ElicitResult(action="accept", content={"confirm": True})}
+        answered = await patient.session.call_tool(
+            "startJob", arguments, input_responses=yes, request_state=asked.request_state
+        )
+    assert not answered.is_error, text(answered)
+    assert opened == asking.ROUNDS_PER_CALLER
+    assert refused is not None and refused.is_error and "nothing was sent" in text(refused)
+    assert len(store.jobs) == 1  # only the patient caller's confirmed write went out
