@@ -14,7 +14,14 @@ from dataclasses import dataclass
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from bridge.tools.owned import ANONYMOUS, Caller, OwnedPool, PoolFull
 
@@ -128,8 +135,8 @@ class PoolMachine(RuleBasedStateMachine):
                 assert self.pool.get(caller, key) == live[key].value
 
 
-TestPoolMachine = PoolMachine.TestCase
-TestPoolMachine.settings = settings(max_examples=150, stateful_step_count=40, deadline=None)
+def test_no_caller_exceeds_its_share_reads_or_evicts_anothers_and_entries_expire() -> None:
+    run_state_machine_as_test(PoolMachine, settings=settings(max_examples=100, stateful_step_count=40, deadline=None))
 
 
 def test_limits_must_be_positive() -> None:
