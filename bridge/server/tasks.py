@@ -85,7 +85,7 @@ class _Task:
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     cancelled: anyio.Event | None = None  # the run's ToolContext.cancelled: set by tasks/cancel only
     done: anyio.Event = field(default_factory=anyio.Event)
-    on_end: Any = None  # called once when it reaches a terminal status (its ttl starts then)
+    on_end: Callable[[], None] | None = None  # called once it reaches a terminal status (its ttl starts)
 
     def wire(self) -> dict[str, Any]:
         task = mcp_types.Task(
@@ -199,7 +199,7 @@ class TaskRunner:
             )
         if not self._groups:
             raise MCPError(code=mcp_types.INTERNAL_ERROR, message="Tasks are not available on this server now.")
-        caller = caller_of(ctx)
+        caller = tool_ctx.caller  # the handler's caller_of(ctx)
         if caller.anonymous:
             # Anonymous stateless callers cannot be told apart: one could read another's task.
             raise MCPError(
