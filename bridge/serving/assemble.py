@@ -310,7 +310,12 @@ def build_bridge_server(
         raise BridgeError("the HTTP runtime was built without this server's --confirm settings (build_runtime)")
     confirmations = Confirmations(options.confirm, api=catalogue.title, redact=redact) if confirm else None
     operations = runtime.operations if runtime is not None else None
-    tasks = TaskRunner(operations.settings.deadline) if operations is not None and mode == "tools" else None
+    tasks = None
+    if operations is not None and mode == "tools":
+        # --stateless with no user tokens: no caller can be told from another, so none gets tasks.
+        auth = options.auth
+        users = auth is not None and (auth.jwks_url is not None or auth.introspection_url is not None)
+        tasks = TaskRunner(operations.settings.deadline, anonymous_callers=options.stateless and not users)
     server = build_server(
         served,
         name=catalogue.name,
