@@ -172,7 +172,7 @@ _SECRET_HEADS: Final = ("secret",)
 _PASSWORD_HEADS: Final = ("password", "passwd", "passphrase", "pwd")
 _SIGNATURE_HEADS: Final = ("signature", "sig")
 _CREDENTIAL_HEADS: Final = ("credential", "credentials", "creds")
-_AUTH_HEADS: Final = ("auth", "authorization", "authentication")
+_AUTH_HEADS: Final = ("auth", "authorization")  # not `authentication`: EC2 configures a VPN's with it
 # Heads glued to their qualifier (``apikey``, ``pagetoken``): split off when the word ends so.
 _GLUED_HEADS: Final = (
     "token",
@@ -248,12 +248,24 @@ def _is_cursor(qualifier: str, glued: bool) -> bool:
     return qualifier in _CURSOR_QUALIFIERS or (glued and qualifier.endswith(_CURSOR_QUALIFIERS))
 
 
-def credential_name(location: str, name: str) -> str | None:
+BARE_KEY = "an API key (a bare `key`)"
+
+
+def credential_name(location: str, name: str, description: str | None = None) -> str | None:
     """Why ``name`` in ``location`` carries a credential (a short reason), or None.
 
     ``location`` is a parameter's ``in`` or ``"body"`` (a top-level body property); header names
-    in any case, ``_``/``-``/``.`` alike.
+    in any case, ``_``/``-``/``.`` alike. A bare ``key`` in a query, header or cookie is Google's
+    API key unless its ``description`` says what else it is: described, and not as a credential
+    (GitHub's cache ``key``: "A key for identifying the cache"), it is kept; undescribed, it is one.
     """
+    reason = _by_name(location, name)
+    if reason == BARE_KEY and description and describes_credential(location, name, description) is None:
+        return None
+    return reason
+
+
+def _by_name(location: str, name: str) -> str | None:
     words = name_words(name)
     if not words:
         return None
@@ -266,7 +278,7 @@ def credential_name(location: str, name: str) -> str | None:
     head, qualifier, glued = _head(words)
     if head in _KEY_HEADS:
         if not qualifier:
-            return "an API key (a bare `key`)" if location in _NOT_PATH else None
+            return BARE_KEY if location in _NOT_PATH else None
         if qualifier.endswith(_KEY_QUALIFIERS):
             return "an API key or secret key"
         return None
@@ -335,6 +347,7 @@ _NOT_THE_VALUE: Final = frozenset(
     }
 )
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+_TAG = re.compile(r"<[^<>]{0,200}>")  # AWS descriptions are HTML: "instance.</p> <ul>" ends a sentence
 
 
 def describes_credential(location: str, name: str, description: str | None) -> str | None:
@@ -353,7 +366,7 @@ def describes_credential(location: str, name: str, description: str | None) -> s
     head, qualifier, glued = _head(words)
     if head in _TOKEN_HEADS and _is_cursor(qualifier, glued):
         return None
-    first = _SENTENCE_END.split(description.strip(), maxsplit=1)[0].lower()
+    first = _SENTENCE_END.split(_TAG.sub(" ", description).strip(), maxsplit=1)[0].lower()
     match = _DESCRIBED.search(first)
     return f"described as {match.group(0)!r}" if match else None
 

@@ -126,12 +126,15 @@ def build_request(
     base_url: httpx.URL | str,
     operation: str | None = None,
     bound: Mapping[str, str] | None = None,
+    descriptions: Mapping[str, str] | None = None,
 ) -> PreparedRequest:
     """The HTTP request ``binding`` describes for ``args`` (already schema-validated).
 
     Arguments not named by the binding are ignored. Values that cannot be put on the wire safely
     are refused before anything is sent. Bound parameters (``ParamBinding.bound``) take their
     value from the binding or from ``bound`` (environment variable -> value), never from ``args``.
+    ``descriptions`` (argument -> its input schema's description) settle an ambiguous name
+    (:func:`bridge.request.credential_args.refuse_credential`).
 
     Raises:
         InvalidArgumentsError: a value cannot be sent (dot/empty path value, header control
@@ -163,7 +166,8 @@ def build_request(
     cookie_names = WireNames(binding.params, "cookie")
     for param in binding.params:
         if param.bound is None:
-            refuse_credential(param.location, param.wire, param.arg, args.get(param.arg))
+            described = descriptions.get(param.arg) if descriptions else None
+            refuse_credential(param.location, param.wire, param.arg, args.get(param.arg), described)
         if param.location == "header" and _forbidden_header(param.wire):
             continue
         if param.location == "query" and param.wire in fixed:

@@ -20,15 +20,17 @@ from bridge.tools.errors import InvalidArgumentsError
 __all__ = ["refuse_body_credentials", "refuse_credential"]
 
 
-def refuse_credential(location: str, wire: str, arg: str, value: Any) -> None:
-    """Raise when the model gave ``value`` for ``wire`` (in ``location``), a credential's name.
+def refuse_credential(location: str, wire: str, arg: str, value: Any, description: str | None = None) -> None:
+    """Raise when the model gave ``value`` for ``wire`` (in ``location``), a credential's name;
+    ``description`` (the argument's, from the input schema) tells a bare ``key`` that is a cache's
+    or a map's from Google's API key, as the generator did.
 
     Raises:
         InvalidArgumentsError: the value would be sent as a credential.
     """
     if not value_may_be_credential(value):
         return
-    reason = credential_name(location, wire)
+    reason = credential_name(location, wire, description)
     if reason is None:
         return
     where = "a top-level body property" if location == "body" else f"the {location} parameter"

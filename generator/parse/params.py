@@ -99,7 +99,8 @@ def credential_param(ctx: _Context, node: Mapping[str, Any]) -> str | None:
     """Why a declared parameter carries a credential (its name, or a query, header or cookie
     parameter's description), or None; a numeric or boolean one never does."""
     name, location = node["name"], node["in"]
-    reason = credential_name(location, name) or describes_credential(location, name, _text(node.get("description")))
+    description = _text(node.get("description"))
+    reason = credential_name(location, name, description) or describes_credential(location, name, description)
     if reason is None:
         return None
     try:

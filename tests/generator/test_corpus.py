@@ -67,7 +67,8 @@ def _credential_params(document: dict[str, Any]) -> set[tuple[str, str]]:
 def _carries_credential(param: dict[str, Any]) -> bool:
     """A parameter the contract's rule says carries a credential (P11): never an argument."""
     name, location = param["name"], param["in"]
-    reason = credential_name(location, name) or describes_credential(location, name, param.get("description"))
+    description = param.get("description")
+    reason = credential_name(location, name, description) or describes_credential(location, name, description)
     return reason is not None and may_hold_text(param.get("schema", {}))
 
 

@@ -98,6 +98,21 @@ def spec(port: int) -> dict[str, Any]:
                     "responses": {"200": {"description": "ok"}},
                 }
             },
+            "/caches": {
+                "delete": {
+                    "operationId": "deleteCaches",
+                    "parameters": [
+                        {
+                            "name": "key",
+                            "in": "query",
+                            "required": True,
+                            "description": "A key for identifying the cache.",
+                            "schema": string,
+                        }
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            },
             "/sendInvoice": {
                 "post": {
                     "operationId": "sendInvoice",
@@ -207,7 +222,8 @@ async def test_generate_offers_no_credential_and_warns_once_naming_them(tmp_path
     schemas = {entry.name: set(entry.input_schema.get("properties", {})) for entry in catalogue.tools}
     assert schemas["listFiles"] == {"pageToken", "q"}
     assert schemas["DescribeInstances"] == {"NextToken"}
-    assert "provider_token" not in json.dumps(catalogue.tools[2].input_schema)
+    assert schemas["deleteCaches"] == {"key"}  # GitHub's cache key: described, and not as a credential
+    assert schemas["sendInvoice"] == {"title"}
     (warning,) = [issue for issue in issues if issue.startswith("credentials:")]
     for name in ("key (query)", "oauth_token (query)", "X-Amz-Signature (header)", "provider_token (body)"):
         assert name in warning
@@ -225,11 +241,13 @@ async def test_a_models_credential_never_reaches_the_upstream_and_the_operators_
             ]
             listed = await _call(mcp_client, mode, "listFiles", {"q": "a", "pageToken": "CAESBggDEgQ"})
             sent = await _call(mcp_client, mode, "sendInvoice", {"title": "t"})
+            cache = await _call(mcp_client, mode, "deleteCaches", {"key": "npm-linux-x64"})
     assert all(result.is_error for result in refused)
-    assert not listed.is_error and not sent.is_error, _seen(listed) + _seen(sent)
+    assert not listed.is_error and not sent.is_error and not cache.is_error, _seen(listed) + _seen(sent)
     assert MODEL not in recorder.everything()
-    assert len(recorder.requests) == 2
-    files, invoice = recorder.requests
+    assert len(recorder.requests) == 3
+    files, invoice, caches = recorder.requests
+    assert caches["query"] == "key=npm-linux-x64"
     assert sorted(files["query"].split("&")) == ["pageToken=CAESBggDEgQ", "q=a"] and json.loads(invoice["body"]) == {
         "title": "t"
     }

@@ -86,6 +86,7 @@ KEPT: tuple[tuple[str, ...], ...] = (
     ("max", "tokens"),
     ("signature", "method"),
     ("page", "size"),
+    ("authentication",),  # EC2's CreateClientVpnEndpoint: how the VPN authenticates its clients
 )
 SEPARATORS = ("_", "-", ".", "")
 PREFIXES: tuple[tuple[str, ...], ...] = ((), ("x",), ("x", "goog"), ("my",))
@@ -148,6 +149,7 @@ def test_no_spelling_of_a_cursor_or_identifier_is_a_credential(words: tuple[str,
         ("pageToken", "Access token page cursor.", False),  # a cursor
         ("filter", "Filter by status. Works with any API key.", False),  # not the first sentence
         ("include", "Include the access token's scopes", False),
+        ("ReasonCode", "<p>The reason codes.</p> <ul><li>not accepting my password</li></ul>", False),  # HTML
     ],
 )
 def test_a_description_names_a_credential_only_in_its_first_sentence_and_never_for_an_identifier(
@@ -155,6 +157,31 @@ def test_a_description_names_a_credential_only_in_its_first_sentence_and_never_f
 ) -> None:
     assert (describes_credential("query", name, description) is not None) is credential
     assert describes_credential("body", name, description) is None  # a body's: by name only
+
+
+@pytest.mark.parametrize(
+    ("description", "credential"),
+    [
+        (None, True),  # undescribed: Google's
+        ("API key. Your API key identifies your project.", True),
+        ("A key for identifying the cache.", False),  # GitHub's actions cache
+        ("An explicit key or prefix for identifying the cache", False),
+    ],
+)
+def test_a_bare_key_is_an_api_key_unless_its_description_says_what_else_it_is(
+    description: str | None, credential: bool
+) -> None:
+    for location in PARAMS:
+        assert (credential_name(location, "key", description) is not None) is credential
+    binding = _old_binding("query", "key")
+    descriptions = {"cred": description} if description else None
+    if credential:
+        with pytest.raises(InvalidArgumentsError, match="carries a credential"):
+            build_request(binding, {"cred": "npm-linux-x64"}, base_url=BASE, descriptions=descriptions)
+    else:
+        request = build_request(binding, {"cred": "npm-linux-x64"}, base_url=BASE, descriptions=descriptions)
+        assert request.query == (("key", "npm-linux-x64"),)
+    assert credential_name("query", "api_key", "A key for identifying the cache.") is not None  # only a bare key
 
 
 def test_numbers_and_booleans_never_hold_a_credential() -> None:
