@@ -33,8 +33,11 @@ EXAMPLES = [
     (
         "LoginAndRetrievePets.arazzo.yaml",
         "swagger-petstore.openapi.yaml",
-        {"loginUserRetrievePet"},
-        ["/workflows/0/steps/1/operationPath"],  # it points to a path item; its one operation is used
+        set(),
+        [
+            "/workflows/0/steps/1/operationPath",  # it points to a path item; its one operation is used
+            "/workflows/0/steps/0/parameters/1/name",  # password: a credential is never an argument (P11)
+        ],
     ),
     (
         "bnpl-arazzo.yaml",
@@ -50,8 +53,8 @@ EXAMPLES = [
     (
         "oauth.arazzo.yaml",
         "oauth.openapi.yaml",
-        {"authorization-code-flow", "client-credentials-flow"},
-        ["/workflows/0/steps/1/requestBody/payload"],
+        set(),  # each passes a client_secret from its inputs: a credential is never an argument (P11)
+        ["/workflows/0/steps/1/requestBody/payload", "/workflows/1/steps/0/requestBody/payload"],
     ),
     ("FAPI-PAR.arazzo.yaml", "FAPI-PAR.openapi.yaml", set(), ["/workflows/0/steps/0/operationId"]),
 ]
