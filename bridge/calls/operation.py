@@ -111,6 +111,13 @@ class OperationCall:
         schema = entry.output_schema
         self._output_check = None if schema is None else OutputCheck(schema, entry.name, json_data=True)
         self._caller_alternative = _caller_alternative(entry, runtime.credentials.schemes)
+        # What each argument is, in the spec's words: a `key` described as a cache's is not an API key.
+        properties = entry.input_schema.get("properties")
+        self._descriptions = {
+            name: prop["description"]
+            for name, prop in (properties.items() if isinstance(properties, dict) else ())
+            if isinstance(prop, dict) and isinstance(prop.get("description"), str)
+        }
 
     def sibling(self, entry: ToolEntry) -> OperationCall:
         """The call of another operation of the same API, through the same runtime (a linked cancel)."""
@@ -130,6 +137,7 @@ class OperationCall:
             base_url=self.runtime.base_url,
             operation=self.operation,
             bound=self.runtime.credentials.bound_values,
+            descriptions=self._descriptions,
         )
 
     async def authorize(

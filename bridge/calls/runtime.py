@@ -23,6 +23,7 @@ from bridge.results.trim import TrimSettings
 from bridge.secrets.bound import bound_env_names
 from bridge.secrets.credentials import Credentials
 from bridge.secrets.tls import upstream_ssl_context
+from bridge.secrets.url_secrets import url_secrets
 from bridge.upstream.client import Upstream
 from bridge.upstream.http_settings import USER_AGENT, HttpSettings
 from bridge.upstream.limits import CallerLimits
@@ -97,6 +98,7 @@ class HttpRuntime:
             user_agent=USER_AGENT,
             bound_env=bound_env,
             headers=catalogue.headers,
+            url_secrets=url_secrets(url, catalogue, server_variables or {}),
         )
         # Credential slots read their scheme's variable: the start-up line already reports those.
         scheme_vars = {var.name for scheme in catalogue.security_schemes.values() for var in scheme.env}

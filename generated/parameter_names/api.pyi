@@ -52,7 +52,7 @@ class PutWebLinksIdRemoveSharedLinkInput(TypedDict, closed=True):
 class DescribeThingsInput(TypedDict, total=False, closed=True):
     MaxResults: int
 
-ChatPostMessageInput = TypedDict('ChatPostMessageInput', {'api-version': str, 'channel': str, 'token': str}, closed=True)
+ChatPostMessageInput = TypedDict('ChatPostMessageInput', {'api-version': str, 'channel': str}, closed=True)
 
 async def listItems(*, limit: int = ..., filter: Filter = ..., extra: dict[str, str] = ..., prefs: Prefs = ...) -> ListItemsOutput:
     """List items
@@ -88,7 +88,7 @@ async def DescribeThings(*, MaxResults: int = ...) -> Any:
 
     Pages: arguments MaxResults."""
 
-async def chat_postMessage(*, api_version: str, channel: str, token: str) -> Any:
+async def chat_postMessage(*, api_version: str, channel: str) -> Any:
     """A secret declared as a required parameter (bind `token` to an environment variable)
 
     POST /chat.postMessage (writes)

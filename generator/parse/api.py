@@ -33,7 +33,7 @@ from generator.parse.context import Skip as _Skip
 from generator.parse.context import deref as _deref
 from generator.parse.context import tags as _tags
 from generator.parse.context import text as _text
-from generator.parse.credential_notes import config_security_issues
+from generator.parse.credential_notes import config_security_issues, credential_args_warning
 from generator.parse.ir import Api, Operation
 from generator.parse.params import is_never_an_argument as is_never_an_argument  # re-exported for callers
 from generator.parse.params import params as _params
@@ -97,6 +97,8 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
         except _Skip as skip:
             ctx.warn(raw.label, f"skipped: {skip}")
     operations = longrunning.resolve_links(ctx, operations, ctx.cancel_links)
+    if ctx.credential_args:
+        ctx.warn("credentials", credential_args_warning(ctx.credential_args))
     all_params = [p for op in operations for p in op.params]
     body_fields = [f.wire for op in operations if op.body is not None for f in op.body.bound_fields]
     for key in bind_config.unused(options.bindings, all_params, body_fields):

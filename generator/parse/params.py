@@ -3,7 +3,8 @@
 Every declared parameter becomes an argument, except the ones OpenAPI itself says to ignore
 (``Accept``, ``Content-Type`` and ``Authorization`` headers), the slot of any apiKey scheme (the
 runtime fills that one in from the scheme's credential; see ``generator.parse.param_rules``), query
-pairs the path template fixes, and parameters the config binds (``generator.parse.bindings``).
+pairs the path template fixes, parameters the config binds (``generator.parse.bindings``), and
+unbound ones that carry a credential (``bridge.contract.wire_rules``; one warning for the API).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from bridge.contract.catalogue import BoundValue, ParamLocation
 from bridge.contract.path_template import split_template
-from bridge.contract.wire_rules import FORBIDDEN_HEADERS
+from bridge.contract.wire_rules import FORBIDDEN_HEADERS, credential_name, describes_credential, may_hold_text
 from generator.parse import bindings as bind_config
 from generator.parse import param_rules
 from generator.parse.context import Context as _Context
@@ -57,6 +58,7 @@ def params(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Param, .
         if key not in binds and (slot := param_rules.slot_binding(ctx.schemes, node["in"], node["name"])) is not None:
             binds[key] = slot
     kept = [p for p in declared if (p["name"], p["in"]) in binds or not _is_implicit(p, credentials, fixed)]
+    kept = _without_credentials(ctx, raw, kept, binds)
     _check_path_variables(template, kept)
     # Names an object parameter's members may never take, per location.
     taken: dict[str, set[str]] = {
@@ -72,6 +74,40 @@ def params(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Param, .
                 reserved = taken[location] - {node["name"]}
                 params.append(_param(ctx, node, inputs, reserved, binds.get((node["name"], location))))
     return tuple(params)
+
+
+def _without_credentials(
+    ctx: _Context, raw: _RawOperation, nodes: list[dict[str, Any]], binds: Mapping[tuple[str, str], Any]
+) -> list[dict[str, Any]]:
+    """``nodes`` without the unbound parameters that carry a credential (P11): the model never
+    supplies one. Each is counted for the one generate-time warning; a path parameter cannot be
+    left out, so its operation is skipped unless the operator binds it."""
+    out = []
+    for node in nodes:
+        name, location = node["name"], node["in"]
+        reason = None if (name, location) in binds else credential_param(ctx, node)
+        if reason is None:
+            out.append(node)
+            continue
+        if location == "path":
+            raise _Skip(f"path parameter {name!r} carries a credential ({reason}); bind it with `bind:` in --config")
+        ctx.credential_args.setdefault(f"{name} ({location})", set()).add(raw.label)
+    return out
+
+
+def credential_param(ctx: _Context, node: Mapping[str, Any]) -> str | None:
+    """Why a declared parameter carries a credential (its name, or a query, header or cookie
+    parameter's description), or None; a numeric or boolean one never does."""
+    name, location = node["name"], node["in"]
+    description = _text(node.get("description"))
+    reason = credential_name(location, name, description) or describes_credential(location, name, description)
+    if reason is None:
+        return None
+    try:
+        schema = _deref(ctx.document, node.get("schema", {}), "schema")
+    except _Skip:
+        schema = {}  # the conversion reports it; until then, it may hold text
+    return reason if may_hold_text(schema) else None
 
 
 def _merged_params(ctx: _Context, raw: _RawOperation) -> list[dict[str, Any]]:
@@ -168,7 +204,7 @@ def _param(
     free_members = False
     slots: tuple[str, ...] = ()
     if param_rules.members_become_names(location, style, explode, content_type):
-        schema, members, free_members = param_rules.restrict_members(ctx.converter, schema, reserved)
+        schema, members, free_members = param_rules.restrict_members(ctx.converter, schema, reserved, location)
         if free_members:
             # The runtime knows the other parameters, not the credential slots.
             slots = param_rules.slot_names(ctx.schemes, location)

@@ -13,6 +13,7 @@ import pytest
 
 from bridge.contract.expressions.json_pointer import resolve
 from bridge.contract.path_template import split_template
+from bridge.contract.wire_rules import credential_name, describes_credential, may_hold_text
 from generator.generate import build_api, finish_catalogue
 from generator.options import GenerateOptions
 from generator.parse.api import is_never_an_argument
@@ -63,6 +64,14 @@ def _credential_params(document: dict[str, Any]) -> set[tuple[str, str]]:
     return out
 
 
+def _carries_credential(param: dict[str, Any]) -> bool:
+    """A parameter the contract's rule says carries a credential (P11): never an argument."""
+    name, location = param["name"], param["in"]
+    description = param.get("description")
+    reason = credential_name(location, name, description) or describes_credential(location, name, description)
+    return reason is not None and may_hold_text(param.get("schema", {}))
+
+
 def _check_api(document: dict[str, Any], api: Api) -> None:
     tools = {
         op.label: tool for op, tool in zip(api.operations, finish_catalogue(api, GenerateOptions()).tools, strict=True)
@@ -94,6 +103,9 @@ def _check_api(document: dict[str, Any], api: Api) -> None:
                 continue
             if param["in"] == "query" and param["name"] in fixed:
                 continue  # the path template sends it
+            if _carries_credential(param):
+                assert bound.get(key, "") == "", f"{op.label}: credential {key} is an argument"
+                continue
             assert key in bound, f"{op.label}: parameter {key} dropped"
             assert bound[key] in properties, f"{op.label}: argument {bound[key]} missing from the schema"
         if "requestBody" in op_doc:
