@@ -192,7 +192,7 @@ def decide(ctx: Context, raw: RawOperation) -> Decision:
     values = {
         "readOnlyHint": read_only and not writes,
         "destructiveHint": destructive or destroys,
-        "idempotentHint": idempotent and not writes,
+        "idempotentHint": idempotent and not (read_only and writes),  # a GET that writes is no longer known idempotent
         "openWorldHint": True,
     }
     spec = _explicit(ctx, raw, "x-mcp-annotations", raw.op.get("x-mcp-annotations"))

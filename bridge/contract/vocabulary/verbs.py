@@ -29,7 +29,7 @@ READS = frozenset(
     """get list describe search query find head check count fetch read retrieve show view lookup look
     preview validate estimate simulate decode download return returns watch test poll batchget
     calculate compute analyze analyse evaluate explain inspect display see browse enumerate select
-    scan summarize summarise resolve translate detect lookups filter exists""".split()
+    scan summarize summarise resolve translate detect lookups filter exists compare diff mget""".split()
 )
 # Verbs that change something. Leading an operationId, an Action constant or a summary, they say the
 # operation writes, whatever its method. Words as often nouns as verbs in REST names and summaries

@@ -98,6 +98,7 @@ def test_an_operation_named_as_a_read_stays_read_only_on_get(verb: str, where: s
         {"operationId": "listRevokedCertificates"},
         {"operationId": "BatchGetItem"},
         {"operationId": "NewReleaseDVDsDVDLists"},
+        {"operationId": "repos/compare-commits"},
         {"summary": "User settings"},
         {"summary": "Status of the job"},
         {"summary": "Posts by a user"},
@@ -107,6 +108,12 @@ def test_an_operation_named_as_a_read_stays_read_only_on_get(verb: str, where: s
 )
 def test_nouns_and_reads_of_write_shaped_things_stay_read_only(fields: dict[str, Any]) -> None:
     assert _one("get", fields).annotations.readOnlyHint
+
+
+def test_a_write_name_keeps_the_methods_idempotency_but_a_get_that_writes_loses_it() -> None:
+    assert _one("delete", {"operationId": "deletePet"}).annotations.idempotentHint  # DELETE is idempotent
+    assert _one("put", {"operationId": "replaceThing"}).annotations.idempotentHint
+    assert not _one("get", {"operationId": "TerminateInstances"}).annotations.idempotentHint
 
 
 def test_rpc_paths_and_custom_methods_say_their_verb() -> None:
