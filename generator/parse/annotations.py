@@ -24,12 +24,12 @@ This is the one decision: ``--read-only`` filters on it, and the catalogue carri
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from bridge.contract.catalogue import ToolAnnotationsSpec
-from bridge.contract.vocabulary.verbs import DESTRUCTIVE, READS, name_parts, prose_verb, verb_of, words_of
+from bridge.contract.vocabulary.verbs import Said, said_by
 from generator.issues import Issue, Level
 from generator.parse.context import Context, RawOperation, Skip, deref
 
@@ -49,10 +49,7 @@ BY_METHOD: dict[str, tuple[bool, bool, bool]] = {
 ANNOTATION_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 LISTED = 20  # operations named in the disagreement warning; the rest are counted
 _ACTION_PARAMS = frozenset({"action"})
-_PATH_ACTION = re.compile(r"[?#&]Action=([A-Za-z0-9]+)")
-_CUSTOM_METHOD = re.compile(r":([A-Za-z][A-Za-z0-9]*)$")
-_VERSION = re.compile(r"v\d+[a-z]*\d*")
-_EXTENSIONS = frozenset("json xml csv txt yaml yml html pdf png jpg jpeg gif svg zip".split())
+_AWS_NAME = re.compile(r"x-(?:aws|amazon)-[a-z-]*operation-name")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,52 +60,10 @@ class Decision:
     conflicts: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class _Signal:
-    source: str  # what said it: "operationId GET_TerminateInstances"
-    verb: str
-    writes: bool
-    destroys: bool
-
-
-def _rest_signal(source: str, words: Sequence[str]) -> _Signal | None:
-    """A name's verb by the REST rule: it writes when it is a write verb."""
-    verb = verb_of(list(words))
-    if verb is None or verb in READS:
-        return None if verb is None else _Signal(source, verb, False, False)
-    return _Signal(source, verb, True, verb in DESTRUCTIVE)
-
-
-def _action_signal(source: str, name: str) -> _Signal | None:
-    """An RPC action's verb: a command, so it reads only when its verb is a read verb."""
-    words = words_of(name)
-    verb = verb_of(words) or next((w for w in words if w not in READS), None)
-    if verb is None:
-        return None
-    if verb in READS:
-        return _Signal(source, verb, False, False)
-    return _Signal(source, verb, True, verb in DESTRUCTIVE)
-
-
-def _operation_id_signal(method: str, operation_id: str) -> _Signal | None:
-    """The verb leading the id's last part that leads with one: an RPC namespace or a resource comes
-    first, the verb last (``drive.files.delete``, ``VirtualMachines_Delete``, ``repos/delete-a-repo``,
-    ``api.terminate_instances``, ``users_partial_update``, ``delete_user``); a leading method
-    (``GET_TerminateInstances``) is not a verb."""
-    parts = [part for part in name_parts(operation_id) if not part[0].isdigit() and not _VERSION.fullmatch(part[0])]
-    if len(parts) > 1 and parts[0] == [method.casefold()]:
-        parts = parts[1:]
-    for part in reversed(parts):
-        found = _rest_signal(f"operationId {operation_id}", part)
-        if found is not None:
-            return found
-    return None
-
-
 def _action_constants(ctx: Context, raw: RawOperation) -> list[str]:
-    """The values an ``Action`` query parameter is fixed to (a one-value enum or a const), and
-    ``Action=`` in the path's query or fragment."""
-    found = _PATH_ACTION.findall(raw.path)
+    """The values an ``Action`` query parameter is fixed to (a one-value enum or a const); ``Action=``
+    in the path is the path's own signal."""
+    found: list[str] = []
     for node in [*raw.path_params, *(raw.op.get("parameters") or [])]:
         try:
             param = deref(ctx.document, node, "parameter")
@@ -129,42 +84,24 @@ def _action_constants(ctx: Context, raw: RawOperation) -> list[str]:
     return found
 
 
-def _path_signal(path: str) -> _Signal | None:
-    """A Google custom method (``/{name}:cancel``) or an RPC segment (``/chat.delete``)."""
-    bare = path.partition("?")[0].partition("#")[0].rstrip("/")
-    last = bare.rsplit("/", 1)[-1]
-    if (custom := _CUSTOM_METHOD.search(last)) is not None:
-        return _rest_signal(f"path {path}", words_of(custom.group(1)))
-    if "{" in last or "." not in last:
-        return None
-    method_part = last.rsplit(".", 1)[-1]
-    if method_part.casefold() in _EXTENSIONS:
-        return None
-    return _rest_signal(f"path {path}", words_of(method_part))
-
-
-def _signals(ctx: Context, raw: RawOperation) -> list[_Signal]:
+def _signals(ctx: Context, raw: RawOperation) -> list[Said]:
     op = raw.op
-    found: list[_Signal | None] = []
-    if raw.operation_id:
-        found.append(_operation_id_signal(raw.method, raw.operation_id))
-    for key, value in op.items():
-        if str(key).startswith(("x-aws-", "x-amazon-")) and str(key).endswith("operation-name"):
-            if isinstance(value, str):
-                found.append(_action_signal(f"{key} {value}", value))
-    found.extend(_action_signal(f"Action {value}", value) for value in _action_constants(ctx, raw))
-    found.append(_path_signal(raw.path))
-    named = [signal for signal in found if signal is not None]
-    if not named:  # the summary speaks when no name does: prose often opens with a noun ("Drop rate")
-        summary, description = op.get("summary"), op.get("description")
-        said = summary if isinstance(summary, str) and summary.strip() else None
-        if said is None and isinstance(description, str):
-            said = description.strip().split("\n", 1)[0]
-        if said and (verb := prose_verb(said)) is not None:
-            named.append(_Signal(f"summary {said[:60]!r}", verb, verb not in READS, verb in DESTRUCTIVE))
+    actions = [
+        (str(key), value)
+        for key, value in op.items()
+        if str(key).startswith(("x-aws-", "x-amazon-"))
+        and str(key).endswith("operation-name")
+        and isinstance(value, str)
+    ]
+    actions += [("Action", value) for value in _action_constants(ctx, raw)]
+    summary, description = op.get("summary"), op.get("description")
+    said = summary if isinstance(summary, str) and summary.strip() else None
+    if said is None and isinstance(description, str):
+        said = description.strip().split("\n", 1)[0]
+    found = said_by(raw.method, operation_id=raw.operation_id, actions=actions, path=raw.path, summary=said)
     if op.get("x-ms-long-running-operation") is True:
-        named.append(_Signal("x-ms-long-running-operation", "long-running", True, False))
-    return named
+        found.append(Said("x-ms-long-running-operation", "long-running", True, False))
+    return found
 
 
 def _explicit(ctx: Context, raw: RawOperation, source: str, extra: Any) -> dict[str, bool]:

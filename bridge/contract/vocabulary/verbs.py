@@ -11,15 +11,23 @@ linear time.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 __all__ = [
     "DESTRUCTIVE",
     "MODIFIERS",
+    "PATH_ACTION",
     "READS",
     "WRITES",
+    "Said",
+    "action_verb",
+    "id_verb",
     "imperative",
     "name_parts",
+    "path_verb",
     "prose_verb",
+    "said_by",
     "verb_of",
     "words_of",
 ]
@@ -59,6 +67,11 @@ MODIFIERS = frozenset("batch bulk admin force async try mass multi".split())
 _SEPARATORS = re.compile(r"[^A-Za-z0-9-]+")
 _CASE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _PROSE = re.compile(r"[A-Za-z]+")
+# An AWS query-protocol action written into the path: /?Action=TerminateInstances, /#Action=...
+PATH_ACTION = re.compile(r"[?#&]Action=([A-Za-z0-9]+)")
+_CUSTOM_METHOD = re.compile(r":([A-Za-z][A-Za-z0-9]*)$")
+_VERSION = re.compile(r"v\d+[a-z]*\d*")
+_EXTENSIONS = frozenset("json xml csv txt yaml yml html pdf png jpg jpeg gif svg zip".split())
 # After a plural, these make it a noun: "Posts by a user", "Tags for a repository".
 _PREPOSITIONS = frozenset("by for in from with on per to at about within across".split())
 
@@ -110,3 +123,80 @@ def prose_verb(text: str) -> str | None:
             return None
         return verb
     return None
+
+
+def id_verb(method: str, operation_id: str) -> str | None:
+    """The verb leading an operationId's last part that leads with one: an RPC namespace or a
+    resource comes first, the verb last (``drive.files.delete``, ``VirtualMachines_Delete``,
+    ``repos/delete-a-repo``, ``api.terminate_instances``, ``users_partial_update``, ``delete_user``);
+    a leading method (``GET_TerminateInstances``) and a version (``v2``) are not verbs."""
+    parts = [part for part in name_parts(operation_id) if not part[0].isdigit() and not _VERSION.fullmatch(part[0])]
+    if len(parts) > 1 and parts[0] == [method.casefold()]:
+        parts = parts[1:]
+    for part in reversed(parts):
+        if (verb := verb_of(part)) is not None:
+            return verb
+    return None
+
+
+def action_verb(action: str) -> str | None:
+    """An RPC action's verb (AWS's ``TerminateInstances``): a command, so a word outside the vocabulary
+    is returned as it is, and reads only if it is a read verb."""
+    found = words_of(action)
+    return verb_of(found) or next((word for word in found if word not in MODIFIERS), None)
+
+
+def path_verb(path: str) -> str | None:
+    """The verb of a Google custom method (``/{name}:cancel``) or an RPC segment (``/chat.delete``)."""
+    bare = path.partition("?")[0].partition("#")[0].rstrip("/")
+    last = bare.rsplit("/", 1)[-1]
+    if (custom := _CUSTOM_METHOD.search(last)) is not None:
+        return verb_of(words_of(custom.group(1)))
+    if "{" in last or "." not in last:
+        return None
+    method_part = last.rsplit(".", 1)[-1]
+    if method_part.casefold() in _EXTENSIONS:
+        return None
+    return verb_of(words_of(method_part))
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """What one name of an operation says it does: ``source`` ("operationId GET_TerminateInstances")
+    named ``verb``, which writes, and may destroy."""
+
+    source: str
+    verb: str
+    writes: bool
+    destroys: bool
+
+
+def _said(source: str, verb: str | None, *, command: bool = False) -> Said | None:
+    """A write verb writes; for a ``command`` (an RPC action) any verb but a read one does."""
+    if verb is None:
+        return None
+    writes = verb not in READS if command else verb in WRITES or verb in DESTRUCTIVE
+    return Said(source, verb, writes, verb in DESTRUCTIVE)
+
+
+def said_by(
+    method: str,
+    *,
+    operation_id: str | None = None,
+    actions: Iterable[tuple[str, str]] = (),
+    path: str = "",
+    summary: str | None = None,
+) -> list[Said]:
+    """Every verb an operation's names say: its ``operation_id``'s, each RPC action's (``(source,
+    name)``: an AWS operation name or ``Action`` constant), its path's (``Action=`` in it, a custom
+    method, an RPC segment), and its ``summary``'s when no name says one (prose often opens with a
+    noun: "Drop rate"). The generator decides annotations from these (generator/parse/annotations.py);
+    serving reads them again for a package generated before it did (bridge/serving/package.py)."""
+    found = [_said(f"operationId {operation_id}", id_verb(method, operation_id))] if operation_id else []
+    named = [*actions, *((f"path {path}", action) for action in PATH_ACTION.findall(path))]
+    found.extend(_said(f"{source} {name}", action_verb(name), command=True) for source, name in named)
+    found.append(_said(f"path {path}", path_verb(path)))
+    out = [said for said in found if said is not None]
+    if not out and summary and (verb := prose_verb(summary)) is not None:
+        out.append(Said(f"summary {summary[:60]!r}", verb, verb not in READS, verb in DESTRUCTIVE))
+    return out
