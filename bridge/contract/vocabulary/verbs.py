@@ -42,7 +42,8 @@ READS = frozenset(
 # Verbs that change something. Leading an operationId, an Action constant or a summary, they say the
 # operation writes, whatever its method. Words as often nouns as verbs in REST names and summaries
 # ("new", "index", "report", "schedule", "record", "verify") are left out: an AWS action needs none of
-# them, since it reads only when it leads with a read verb.
+# them, since it reads only when it leads with a read verb. "export" is neither: an AWS action
+# ExportImage writes (to S3), Drive's GET files.export only reads.
 WRITES = frozenset(
     """create add make post put insert upload submit register run start stop reboot restart modify
     update edit change patch set reset replace enable disable attach detach associate disassociate

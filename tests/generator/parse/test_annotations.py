@@ -99,6 +99,7 @@ def test_an_operation_named_as_a_read_stays_read_only_on_get(verb: str, where: s
         {"operationId": "BatchGetItem"},
         {"operationId": "NewReleaseDVDsDVDLists"},
         {"operationId": "repos/compare-commits"},
+        {"operationId": "drive.files.export"},
         {"summary": "User settings"},
         {"summary": "Status of the job"},
         {"summary": "Posts by a user"},
