@@ -4,7 +4,9 @@ The method gives a start (``GET`` reads, ``DELETE`` destroys: ``BY_METHOD``). Th
 signal of what the operation does is read: the verb its ``operationId`` leads with, an AWS action
 (``x-aws-operation-name``, a one-value ``Action`` query constant, ``Action=`` in the path), a Google
 custom method (``/{name}:cancel``), an RPC path (``/chat.delete``), the summary's opening verb, and
-``x-ms-long-running-operation``. The vocabulary is data (bridge/contract/verbs.py).
+``x-ms-long-running-operation``. The vocabulary, and the reading of the names, are in
+bridge/contract/vocabulary/verbs.py (``said_by``), which serving also applies to packages generated
+before this rule.
 
 - **Read-only** needs a safe method and no signal of a write. An AWS action is a command: it reads
   only when its verb is a read verb (Describe, Get, List...); any other verb writes.
@@ -18,7 +20,7 @@ Where the method (or the spec's hint) says read-only and a name says write, the 
 read-only and :func:`disagreements` lists it, so the operator sees it and can settle it.
 
 This is the one decision: ``--read-only`` filters on it, and the catalogue carries it to run_query,
-``--confirm``, discovery and search.
+``--confirm``, discovery, resources and search.
 """
 
 from __future__ import annotations
@@ -86,13 +88,7 @@ def _action_constants(ctx: Context, raw: RawOperation) -> list[str]:
 
 def _signals(ctx: Context, raw: RawOperation) -> list[Said]:
     op = raw.op
-    actions = [
-        (str(key), value)
-        for key, value in op.items()
-        if str(key).startswith(("x-aws-", "x-amazon-"))
-        and str(key).endswith("operation-name")
-        and isinstance(value, str)
-    ]
+    actions = [(str(k), v) for k, v in op.items() if _AWS_NAME.fullmatch(str(k)) and isinstance(v, str)]
     actions += [("Action", value) for value in _action_constants(ctx, raw)]
     summary, description = op.get("summary"), op.get("description")
     said = summary if isinstance(summary, str) and summary.strip() else None
