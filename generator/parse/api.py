@@ -77,7 +77,10 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
     excluded = [raw.label for raw in raws if _is_excluded(raw, annotations[raw.label], options)]
     excluded_set = set(excluded)
     names = _tool_names(ctx, raws, excluded_set, max_length)
-    ctx.issues.extend(annotation_rules.disagreements({k: v for k, v in decisions.items() if k not in excluded_set}))
+    # Listed unless left out by a filter of the operator's: --read-only leaving one out is what it says.
+    every = dataclasses.replace(options, read_only=False)
+    listed = {raw.label: decisions[raw.label] for raw in raws if not _is_excluded(raw, annotations[raw.label], every)}
+    ctx.issues.extend(annotation_rules.disagreements(listed))
 
     operations: list[Operation] = []
     for raw in raws:

@@ -184,6 +184,9 @@ def test_disagreements_are_one_bounded_warning_and_the_config_settles_them() -> 
     assert issue.level is Level.WARNING
     assert "45 operation(s)" in issue.detail and "and 25 more" in issue.detail
     assert len(re.findall(r"GET /#Action=Terminate\d+ \(", issue.detail)) == 20
+    [kept_out] = [i for i in _api(paths, read_only=True).issues if i.where == "annotations"]
+    assert kept_out.detail == issue.detail  # --read-only leaving them out says why
+    assert not [i for i in _api(paths, exclude_operations=("GET_*",)).issues if i.where == "annotations"]
     settled = {f"GET_Terminate{i}": {"annotations": {"readOnlyHint": True}} for i in range(45)}
     api = _api(paths, overrides=settled)
     assert not [i for i in api.issues if i.where == "annotations"]
