@@ -13,6 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.dataclasses import dataclass
 
 CATALOGUE_FORMAT = 1
+# How the generator decided the tools' annotations: 0 (absent) from the method alone, 1 from every
+# signal (generator/parse/annotations.py). Serving reads a 0 catalogue's names again.
+ANNOTATION_RULES = 1
 CATALOGUE_FILE = "catalogue.json"
 OPERATION_META_KEY = "mcp-bridge/operation"
 
@@ -413,6 +416,7 @@ class Catalogue(BaseModel):
     server: ServerInfoSpec | None = None
     # Arazzo workflows, one tool each, whose steps call the tools above (absent when there are none).
     workflows: tuple[WorkflowEntry, ...] = ()
+    annotation_rules: int = 0  # ANNOTATION_RULES when generated: see there
 
 
 def stub_entries(catalogue: Catalogue) -> tuple[ToolEntry, ...]:
