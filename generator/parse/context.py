@@ -36,6 +36,8 @@ class Context:
     cancel_links: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     # The config's `headers:`: sent on every request, so no parameter of that name is an argument.
     static_headers: tuple[StaticHeader, ...] = ()
+    # (location, name, value) of the spec constants already noted (generator/parse/constants.py).
+    constant_notes: set[tuple[str, str, str]] = field(default_factory=set)
 
     def warn(self, where: str, detail: str) -> None:
         self.issues.append(Issue(self.level, where, detail))

@@ -15,8 +15,10 @@ from typing import Any
 from bridge.contract.catalogue import BoundValue, ParamLocation
 from bridge.contract.path_template import split_template
 from bridge.contract.wire_rules import FORBIDDEN_HEADERS
+from generator.issues import Issue, Level
 from generator.parse import bindings as bind_config
 from generator.parse import param_rules
+from generator.parse.constants import spec_constant
 from generator.parse.context import Context as _Context
 from generator.parse.context import Inputs as _Inputs
 from generator.parse.context import RawOperation as _RawOperation
@@ -56,6 +58,12 @@ def params(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Param, .
         key = (node["name"], node["in"])
         if key not in binds and (slot := param_rules.slot_binding(ctx.schemes, node["in"], node["name"])) is not None:
             binds[key] = slot
+    # A required parameter with one possible value is sent as that constant (generator/parse/constants.py).
+    for node in bindable:
+        key = (node["name"], node["in"])
+        if key not in binds and (constant := spec_constant(node, _info_version(ctx))) is not None:
+            binds[key] = constant[0]
+            _note_constant(ctx, node, constant[0].value or "", constant[1])
     kept = [p for p in declared if (p["name"], p["in"]) in binds or not _is_implicit(p, credentials, fixed)]
     _check_path_variables(template, kept)
     # Names an object parameter's members may never take, per location.
@@ -72,6 +80,25 @@ def params(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Param, .
                 reserved = taken[location] - {node["name"]}
                 params.append(_param(ctx, node, inputs, reserved, binds.get((node["name"], location))))
     return tuple(params)
+
+
+def _info_version(ctx: _Context) -> str:
+    info = ctx.document.get("info")
+    version = info.get("version") if isinstance(info, Mapping) else None
+    return str(version) if isinstance(version, str | int | float) else ""
+
+
+def _note_constant(ctx: _Context, node: Mapping[str, Any], value: str, why: str) -> None:
+    """One NOTE per parameter and value: the model is not asked for it, the bridge sends it."""
+    key = (str(node["in"]), str(node["name"]), value)
+    if key in ctx.constant_notes:
+        return
+    ctx.constant_notes.add(key)
+    detail = (
+        f"required {node['in']} parameter {node['name']!r} is sent as {value!r} ({why}), not asked of the model; "
+        f"bind it in --config (bind: {{{node['name']}: ...}}) to send another value"
+    )
+    ctx.issues.append(Issue(Level.NOTE, f"{ctx.source_name}: parameters", detail))
 
 
 def _merged_params(ctx: _Context, raw: _RawOperation) -> list[dict[str, Any]]:

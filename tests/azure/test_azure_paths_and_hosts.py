@@ -1,0 +1,176 @@
+"""Azure Swagger 2.0 specs (issue 31): every ``x-ms-paths`` operation is a tool that reaches its
+path with its constant query, ``x-ms-parameterized-host`` is the server, ``api-version`` and the
+one-value ``op`` are sent by the bridge, and ``--server N`` chooses another of the spec's servers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from bridge.serving.assemble import ServeOptions, build_bridge_server, build_registry, build_runtime
+from bridge.serving.package import load_catalogue
+from bridge.tools.errors import ConfigurationError
+from generator.generate import generate
+from generator.options import GenerateOptions
+from tests.bridge.fake_upstream import FakeUpstream
+
+HERE = Path(__file__).resolve().parent
+DATALAKE = HERE / "datalake_filesystem.json"
+
+# tool → (arguments, method, raw path, query pairs that must reach the upstream)
+X_MS_PATH_CALLS: dict[str, tuple[dict[str, Any], str, str, list[tuple[str, str]]]] = {
+    "FileSystem_GetFileStatus": ({"path": "a.txt"}, "GET", "/webhdfs/v1/a.txt", [("op", "GETFILESTATUS")]),
+    "FileSystem_ListFileStatus": (
+        {"path": "dir", "listSize": 5},
+        "GET",
+        "/webhdfs/v1/dir",
+        [("op", "LISTSTATUS"), ("listSize", "5")],
+    ),
+    "FileSystem_Mkdirs": ({"path": "new"}, "PUT", "/webhdfs/v1/new", [("op", "MKDIRS")]),
+    "FileSystem_Delete": ({"path": "old", "recursive": True}, "DELETE", "/webhdfs/v1/old", [("op", "DELETE")]),
+    "FileSystem_Rename": (
+        {"path": "a", "destination": "/b"},
+        "PUT",
+        "/webhdfs/v1/a",
+        [("op", "RENAME"), ("destination", "/b")],
+    ),
+    "FileSystem_GetContentSummary": ({"path": "d"}, "GET", "/webhdfs/v1/d", [("op", "GETCONTENTSUMMARY")]),
+    "FileSystem_ConcurrentAppend": (
+        {"path": "log", "body": "aGk="},
+        "POST",
+        "/webhdfs/va/log",
+        [("op", "CONCURRENTAPPEND")],
+    ),
+    "FileSystem_SetFileExpiry": (
+        {"path": "f", "expiryOption": "NeverExpire"},
+        "PUT",
+        "/WebHdfsExt/f",
+        [("op", "SETEXPIRY"), ("expiryOption", "NeverExpire")],
+    ),
+}
+
+
+def _generate(tmp_path: Path, spec: Path | dict[str, Any]) -> tuple[Path, list[str]]:
+    if isinstance(spec, dict):
+        path = tmp_path / "spec.json"
+        path.write_text(json.dumps(spec), encoding="utf-8")
+        spec = path
+    result = generate(str(spec), tmp_path / "pkg", GenerateOptions())
+    return tmp_path / "pkg", [str(issue) for issue in result.issues]
+
+
+def test_every_x_ms_paths_operation_becomes_a_tool(tmp_path: Path) -> None:
+    package, issues = _generate(tmp_path, DATALAKE)
+    tools = {tool.name: tool for tool in load_catalogue(package).tools}
+    assert set(tools) == set(X_MS_PATH_CALLS)
+    for tool in tools.values():  # the constants are the bridge's, never the model's
+        assert "op" not in tool.input_schema["properties"]
+        assert "api-version" not in tool.input_schema["properties"]
+    assert any("'api-version' is sent as '2016-11-01'" in issue and issue.startswith("note:") for issue in issues)
+
+
+@pytest.mark.anyio
+async def test_each_x_ms_paths_operation_reaches_its_path_with_its_constant_query(tmp_path: Path) -> None:
+    package, _ = _generate(tmp_path, DATALAKE)
+    catalogue = load_catalogue(package)
+    fake = FakeUpstream()
+    options = ServeOptions(server_variables={"accountName": "myaccount"})
+    runtime = build_runtime(catalogue, options, environ={}, transport=fake.transport())
+    async with runtime:
+        server = build_bridge_server(catalogue, build_registry(catalogue, runtime, package))
+        async with Client(server) as client:
+            for name, (arguments, *_rest) in X_MS_PATH_CALLS.items():
+                result = await client.call_tool(name, arguments)
+                assert not result.is_error, (name, result.content)
+    assert len(fake.requests) == len(X_MS_PATH_CALLS)
+    for request, (name, (_, method, path, pairs)) in zip(fake.requests, X_MS_PATH_CALLS.items(), strict=True):
+        assert (request.method, request.raw_path) == (method, path), name
+        sent = request.query_pairs
+        assert ("api-version", "2016-11-01") in sent, name
+        for pair in pairs:
+            assert pair in sent, (name, pair, sent)
+        assert [key for key, _ in sent].count("op") == 1, name
+        assert request.header("host") == "myaccount.azuredatalakestore.net", name
+
+
+def test_the_parameterized_host_needs_its_account_and_says_how_to_set_it(tmp_path: Path) -> None:
+    package, _ = _generate(tmp_path, DATALAKE)
+    catalogue = load_catalogue(package)
+    assert catalogue.servers[0].url == "https://{accountName}.{adlsFileSystemDnsSuffix}"
+    with pytest.raises(ConfigurationError, match="--server-var accountName=VALUE"):
+        build_runtime(catalogue, ServeOptions(), environ={})
+    env = {f"{catalogue.env_prefix}_SERVER_ACCOUNTNAME": "fromenv"}
+    runtime = build_runtime(catalogue, ServeOptions(), environ=env)
+    assert str(runtime.base_url) == "https://fromenv.azuredatalakestore.net"
+
+
+def test_a_model_argument_never_reaches_the_host(tmp_path: Path) -> None:
+    """The host template's parameters are server variables (operator configuration), not arguments."""
+    package, _ = _generate(tmp_path, DATALAKE)
+    for tool in load_catalogue(package).tools:
+        properties = tool.input_schema["properties"]
+        assert "accountName" not in properties and "adlsFileSystemDnsSuffix" not in properties
+        assert tool.input_schema.get("additionalProperties") is False
+
+
+TWO_SERVERS: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "Two servers", "version": "1"},
+    "servers": [
+        {"url": "https://azure.local"},
+        {
+            "url": "https://{accountName}.{suffix}/v1",
+            "variables": {
+                "accountName": {"default": "none", "description": "The account."},
+                "suffix": {"default": "azuredatalakestore.net"},
+            },
+        },
+    ],
+    "paths": {
+        "/things": {
+            "get": {
+                "operationId": "listThings",
+                "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {}}}}},
+            }
+        }
+    },
+}
+
+
+@pytest.mark.anyio
+async def test_the_second_server_is_reached_with_server_2_and_its_variables(tmp_path: Path) -> None:
+    package, _ = _generate(tmp_path, TWO_SERVERS)
+    catalogue = load_catalogue(package)
+    fake = FakeUpstream()
+    env = {f"{catalogue.env_prefix}_SERVER_ACCOUNTNAME": "acct"}
+    runtime = build_runtime(catalogue, ServeOptions(server=2), environ=env, transport=fake.transport())
+    async with runtime:
+        server = build_bridge_server(catalogue, build_registry(catalogue, runtime, package))
+        async with Client(server) as client:
+            result = await client.call_tool("listThings", {})
+    assert not result.is_error
+    (request,) = fake.requests
+    assert request.header("host") == "acct.azuredatalakestore.net" and request.raw_path == "/v1/things"
+
+
+def test_a_variable_of_another_server_names_the_server_to_choose(tmp_path: Path) -> None:
+    package, _ = _generate(tmp_path, TWO_SERVERS)
+    catalogue = load_catalogue(package)
+    with pytest.raises(ConfigurationError, match="choose it with --server 2"):
+        build_runtime(catalogue, ServeOptions(server_variables={"accountName": "acct"}), environ={})
+    with pytest.raises(ConfigurationError, match="--server 3 is not one of the spec's servers"):
+        build_runtime(catalogue, ServeOptions(server=3), environ={})
+    readme = (package / "README.md").read_text(encoding="utf-8")
+    assert "`--server 2`; variables `{accountName}`, `{suffix}`" in readme
+
+
+def test_serve_takes_server_from_the_command_line_and_the_environment() -> None:
+    from bridge.cli.serve import serve
+
+    option = next(param for param in serve.params if param.name == "server_number")
+    assert option.envvar == "MCP_BRIDGE_SERVER"
+    assert option.type.convert("2", None, None) == 2
