@@ -31,6 +31,7 @@ import httpx
 import mcp_types
 
 from bridge.calls.context import ApiError, ApiResponse, CallContext
+from bridge.calls.longrunning.azure import starts_following
 from bridge.calls.longrunning.follow import OperationPending
 from bridge.calls.runtime import HttpRuntime
 from bridge.contract.catalogue import SchemeUse, SecurityScheme, ToolEntry
@@ -297,7 +298,8 @@ class OperationCall:
                 except ApiError:
                     pass  # the caller judges the status; the cached token was dropped all the same
             tracker = self.runtime.operations
-            if response.status == 202 and self.entry.long_running is not None and tracker is not None:
+            long_running = self.entry.long_running
+            if long_running is not None and tracker is not None and starts_following(response, long_running):
                 response = await tracker.follow(self, response, request, args, context)
                 status = f"{status}>{response.status}"
             return response

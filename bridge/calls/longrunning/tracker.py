@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 
 from bridge.calls.context import CallContext
+from bridge.calls.longrunning.azure import fallback_status_url
 from bridge.calls.longrunning.follow import (
     FollowSettings,
     OperationPending,
@@ -85,7 +86,9 @@ class OperationTracker:
         """
         settings = call.entry.long_running
         assert settings is not None
-        url = status_url(response, settings, call.runtime.base_url, call.operation)
+        url = status_url(response, settings, call.runtime.base_url, call.operation) or fallback_status_url(
+            response, settings, prepared.url, prepared.method
+        )
         if url is None:
             return response
         now = anyio.current_time()
