@@ -35,6 +35,7 @@ from generator.parse.context import tags as _tags
 from generator.parse.context import text as _text
 from generator.parse.credential_notes import config_security_issues
 from generator.parse.ir import Api, Operation
+from generator.parse.one_of import without_ambiguous_one_ofs
 from generator.parse.params import is_never_an_argument as is_never_an_argument  # re-exported for callers
 from generator.parse.params import params as _params
 from generator.parse.responses import responses as _responses
@@ -301,7 +302,11 @@ def _convert_operation(
         params=params,
         body=body,
         responses=responses,
-        arguments=ctx.converter.with_defs(arguments, inputs.needs, REQUEST),
+        arguments=without_ambiguous_one_ofs(
+            ctx.converter.with_defs(arguments, inputs.needs, REQUEST),
+            lambda where, detail: ctx.warn(raw.label, f"/inputSchema{where}: {detail}"),
+            ctx.one_of_cache,
+        ),
         result=result,
         wrap_result=wrap,
         accept=accept,
