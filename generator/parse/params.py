@@ -8,6 +8,7 @@ pairs the path template fixes, and parameters the config binds (``generator.pars
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -27,6 +28,7 @@ from generator.parse.context import deref as _deref
 from generator.parse.context import described as _described
 from generator.parse.context import text as _text
 from generator.parse.ir import Param
+from generator.parse.schemas.bad_defaults import without_bad_examples
 from generator.parse.schemas.convert import REQUEST
 from generator.parse.schemas.keywords import Schema
 
@@ -178,7 +180,7 @@ def _param(
     converted = ctx.converter.convert(raw_schema, REQUEST)
     description = _text(node.get("description"))
     deprecated = node.get("deprecated") is True
-    schema = _described(converted.schema, description)
+    schema = _with_examples(_described(converted.schema, description), node)
     if deprecated and isinstance(schema, dict):
         schema = {**schema, "deprecated": True}
     required = location == "path" or node.get("required") is True
@@ -224,6 +226,29 @@ def _param(
         reserved=slots,
         bound=bound,
     )
+
+
+_MAX_PARAM_EXAMPLES = 3
+
+
+def _with_examples(schema: Schema, node: Mapping[str, Any]) -> Schema:
+    """The parameter's own ``example``/``examples`` carried into its argument's schema (a copy).
+
+    A required string with no enum (``api-version``, a region) often states its format only there;
+    the schema's own examples win, and examples that break the schema are left out.
+    """
+    if not isinstance(schema, dict) or "examples" in schema:
+        return schema
+    found: list[Any] = [node["example"]] if "example" in node else []
+    declared = node.get("examples")
+    if isinstance(declared, Mapping):
+        found += [entry["value"] for entry in declared.values() if isinstance(entry, Mapping) and "value" in entry]
+    unique = list({json.dumps(value, sort_keys=True): value for value in found}.values())[:_MAX_PARAM_EXAMPLES]
+    if not unique:
+        return schema
+    out = {**schema, "examples": unique}
+    without_bad_examples(out)
+    return out if out.get("examples") else schema
 
 
 _NON_EMPTY = {"string": ("minLength", 1), "array": ("minItems", 1), "object": ("minProperties", 1)}

@@ -174,3 +174,62 @@ def test_serve_takes_server_from_the_command_line_and_the_environment() -> None:
     option = next(param for param in serve.params if param.name == "server_number")
     assert option.envvar == "MCP_BRIDGE_SERVER"
     assert option.type.convert("2", None, None) == 2
+
+
+def _param(**node: Any) -> dict[str, Any]:
+    return {"name": "api-version", "in": "query", "required": True, "schema": {"type": "string"}, **node}
+
+
+@pytest.mark.parametrize(
+    ("node", "info_version", "sent"),
+    [
+        (_param(), "2016-11-01", "2016-11-01"),  # Azure: info.version is the API version
+        (_param(), "2023-05-01-preview", "2023-05-01-preview"),
+        (_param(), "1.0", None),  # not an API version: the model is asked
+        (_param(example="2020-01-01"), "1.0", "2020-01-01"),  # every example agrees
+        (_param(examples={"a": {"value": "2020-01-01"}, "b": {"value": "2021-01-01"}}), "2021-01-01", None),
+        (_param(schema={"type": "string", "enum": ["2022-02-02"]}), "2016-11-01", "2022-02-02"),
+        (_param(schema={"type": "string", "enum": ["a", "b"]}), "2016-11-01", None),
+        (_param(required=False), "2016-11-01", None),  # optional: left to the model
+        ({"name": "op", "in": "query", "required": True, "schema": {"type": "string", "enum": ["OPEN"]}}, "", "OPEN"),
+        ({"name": "read", "in": "query", "required": True, "schema": {"type": "boolean", "enum": [True]}}, "", "true"),
+        ({"name": "op", "in": "query", "schema": {"type": "string", "enum": ["OPEN"]}}, "", None),
+        ({"name": "key", "in": "cookie", "required": True, "schema": {"enum": ["x"]}}, "", None),
+    ],
+)
+def test_a_required_parameter_with_one_value_the_spec_states_is_a_constant(
+    node: dict[str, Any], info_version: str, sent: str | None
+) -> None:
+    from generator.parse.constants import spec_constant
+
+    found = spec_constant(node, info_version)
+    assert (found[0].value if found else None) == sent
+
+
+def test_a_required_api_version_the_spec_cannot_fix_keeps_its_examples(tmp_path: Path) -> None:
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Versions", "version": "1.0"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {
+            "/things": {
+                "get": {
+                    "operationId": "listThings",
+                    "parameters": [
+                        {
+                            "name": "api-version",
+                            "in": "query",
+                            "required": True,
+                            "schema": {"type": "string"},
+                            "examples": {"old": {"value": "2020-01-01"}, "new": {"value": "2024-01-01"}},
+                        }
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    package, _ = _generate(tmp_path, spec)
+    (tool,) = load_catalogue(package).tools
+    assert tool.input_schema["required"] == ["api-version"]
+    assert tool.input_schema["properties"]["api-version"]["examples"][0] in ("2020-01-01", "2024-01-01")
