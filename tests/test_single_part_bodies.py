@@ -18,7 +18,7 @@ from bridge.serving.assemble import build_bridge_server, build_registry
 from bridge.serving.package import load_catalogue
 from generator.generate import generate
 from generator.options import GenerateOptions
-from generator.parse.one_of import overlapping_branches, without_ambiguous_one_ofs
+from generator.parse.schemas.one_of import overlapping_branches, without_ambiguous_one_ofs
 from tests.bridge.fake_upstream import FakeUpstream
 from tests.test_form_bodies import parts
 

@@ -35,11 +35,11 @@ from generator.parse.context import tags as _tags
 from generator.parse.context import text as _text
 from generator.parse.credential_notes import config_security_issues
 from generator.parse.ir import Api, Operation
-from generator.parse.one_of import without_ambiguous_one_ofs
 from generator.parse.params import is_never_an_argument as is_never_an_argument  # re-exported for callers
 from generator.parse.params import params as _params
 from generator.parse.responses import responses as _responses
 from generator.parse.schemas.convert import REQUEST, SchemaConverter, SchemaError
+from generator.parse.schemas.one_of import without_ambiguous_one_ofs
 from generator.parse.security import requirements, security_schemes, servers, used_schemes
 from generator.parse.server_info import server_spec
 

@@ -4,16 +4,22 @@ one-value ``op`` are sent by the bridge, and ``--server N`` chooses another of t
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mcp import Client
 
+from bridge.request.base_url import resolve_base_url
+from bridge.request.build import build_request
 from bridge.serving.assemble import ServeOptions, build_bridge_server, build_registry, build_runtime
 from bridge.serving.package import load_catalogue
-from bridge.tools.errors import ConfigurationError
+from bridge.tools.errors import ConfigurationError, InvalidArgumentsError
 from generator.generate import generate
 from generator.options import GenerateOptions
 from tests.bridge.fake_upstream import FakeUpstream
@@ -106,15 +112,6 @@ def test_the_parameterized_host_needs_its_account_and_says_how_to_set_it(tmp_pat
     env = {f"{catalogue.env_prefix}_SERVER_ACCOUNTNAME": "fromenv"}
     runtime = build_runtime(catalogue, ServeOptions(), environ=env)
     assert str(runtime.base_url) == "https://fromenv.azuredatalakestore.net"
-
-
-def test_a_model_argument_never_reaches_the_host(tmp_path: Path) -> None:
-    """The host template's parameters are server variables (operator configuration), not arguments."""
-    package, _ = _generate(tmp_path, DATALAKE)
-    for tool in load_catalogue(package).tools:
-        properties = tool.input_schema["properties"]
-        assert "accountName" not in properties and "adlsFileSystemDnsSuffix" not in properties
-        assert tool.input_schema.get("additionalProperties") is False
 
 
 TWO_SERVERS: dict[str, Any] = {
@@ -233,3 +230,55 @@ def test_a_required_api_version_the_spec_cannot_fix_keeps_its_examples(tmp_path:
     (tool,) = load_catalogue(package).tools
     assert tool.input_schema["required"] == ["api-version"]
     assert tool.input_schema["properties"]["api-version"]["examples"][0] in ("2020-01-01", "2024-01-01")
+
+
+HOSTILE_HOST_TEXT = st.one_of(
+    st.text(max_size=40),
+    st.sampled_from(["evil.example", "a.b", "x/..", "@evil.example", "evil.example:443", "%2e", "..", "/", "\\", "#"]),
+    st.text(alphabet="./\\%@:#?2eE", max_size=12),
+)
+
+
+@functools.cache
+def _datalake_runtime_inputs() -> tuple[Any, httpx.URL]:
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="datalake-"))
+    package, _ = _generate(folder, DATALAKE)
+    catalogue = load_catalogue(package)
+    base = resolve_base_url(catalogue.servers, override=None, variables={"accountName": "myaccount"})
+    return catalogue, base
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_no_argument_moves_a_parameterized_host_call_to_another_host(data: st.DataObject) -> None:
+    """P83: the host template's parameters are not arguments; no argument value changes the host."""
+    catalogue, base = _datalake_runtime_inputs()
+    entry = data.draw(st.sampled_from(catalogue.tools), label="tool")
+    args: dict[str, Any] = {"path": "a", "destination": "/b", "body": "aGk=", "expiryOption": "NeverExpire"}
+    for param in entry.binding.params:
+        if param.arg and param.location in ("path", "query"):
+            args[param.arg] = data.draw(HOSTILE_HOST_TEXT, label=param.arg)
+    args["accountName"] = data.draw(HOSTILE_HOST_TEXT, label="accountName")  # not an argument: ignored
+    try:
+        request = build_request(entry.binding, args, base_url=base, operation=entry.name)
+    except InvalidArgumentsError:
+        return
+    assert request.url.host == "myaccount.azuredatalakestore.net" and request.url.scheme == "https"
+    assert request.url.port is None
+
+
+@pytest.mark.anyio
+async def test_an_account_name_argument_is_refused_and_nothing_is_sent(tmp_path: Path) -> None:
+    package, _ = _generate(tmp_path, DATALAKE)
+    catalogue = load_catalogue(package)
+    fake = FakeUpstream()
+    runtime = build_runtime(
+        catalogue, ServeOptions(server_variables={"accountName": "myaccount"}), environ={}, transport=fake.transport()
+    )
+    async with runtime:
+        server = build_bridge_server(catalogue, build_registry(catalogue, runtime, package))
+        async with Client(server) as client:
+            result = await client.call_tool("FileSystem_GetFileStatus", {"path": "a", "accountName": "evil.example"})
+    assert result.is_error and fake.requests == []
