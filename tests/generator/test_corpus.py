@@ -82,6 +82,7 @@ def _check_api(document: dict[str, Any], api: Api) -> None:
             assert tool.output_schema["type"] == "object"
             assert unresolved_refs(tool.output_schema) == [], op.label
         bound = {(p.wire, p.location): p.arg for p in tool.binding.params}
+        constants = {(p.wire, p.location) for p in tool.binding.params if p.bound is not None and p.bound.value}
         credentials = _credential_params(document)
         fixed = {name for name, _ in split_template(path)[1]}
         properties = tool.input_schema["properties"]
@@ -94,6 +95,8 @@ def _check_api(document: dict[str, Any], api: Api) -> None:
                 continue
             if param["in"] == "query" and param["name"] in fixed:
                 continue  # the path template sends it
+            if key in constants:
+                continue  # one value the spec states: the bridge sends it (generator/parse/constants.py)
             assert key in bound, f"{op.label}: parameter {key} dropped"
             assert bound[key] in properties, f"{op.label}: argument {bound[key]} missing from the schema"
         if "requestBody" in op_doc:
