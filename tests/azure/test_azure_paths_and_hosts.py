@@ -282,3 +282,56 @@ async def test_an_account_name_argument_is_refused_and_nothing_is_sent(tmp_path:
         async with Client(server) as client:
             result = await client.call_tool("FileSystem_GetFileStatus", {"path": "a", "accountName": "evil.example"})
     assert result.is_error and fake.requests == []
+
+
+@pytest.mark.parametrize(
+    ("extension", "expected_url", "expected_variables"),
+    [
+        (  # the scheme prefix by default, with basePath
+            {"hostTemplate": "{vault}.vault.azure.net", "parameters": [{"name": "vault", "in": "path"}]},
+            "https://{vault}.vault.azure.net/api",
+            {"vault": {"default": ""}},
+        ),
+        (  # useSchemePrefix false: the template carries the scheme (Cognitive Services' {Endpoint})
+            {
+                "hostTemplate": "{Endpoint}/text/analytics/v3.0",
+                "useSchemePrefix": False,
+                "parameters": [{"$ref": "#/parameters/Endpoint"}],
+            },
+            "{Endpoint}/text/analytics/v3.0/api",
+            {"Endpoint": {"default": "", "description": "Supported endpoint (https://westus.api.cognitive.com)."}},
+        ),
+        (  # a referenced parameter's default and enum; a template name no parameter declares
+            {"hostTemplate": "{region}.{suffix}", "parameters": [{"$ref": "#/parameters/Region"}]},
+            "https://{region}.{suffix}/api",
+            {"region": {"default": "eu", "enum": ["eu", "us"]}, "suffix": {"default": ""}},
+        ),
+    ],
+)
+def test_a_parameterized_host_becomes_a_server_with_variables(
+    extension: dict[str, Any], expected_url: str, expected_variables: dict[str, Any]
+) -> None:
+    from generator.load import swagger2
+
+    document = {
+        "swagger": "2.0",
+        "info": {"title": "Hosts", "version": "1"},
+        "basePath": "/api",
+        "x-ms-parameterized-host": extension,
+        "paths": {},
+        "parameters": {
+            "Endpoint": {
+                "name": "Endpoint",
+                "in": "path",
+                "required": True,
+                "type": "string",
+                "description": "Supported endpoint (https://westus.api.cognitive.com).",
+                "x-ms-skip-url-encoding": True,
+            },
+            "Region": {"name": "region", "in": "path", "type": "string", "default": "eu", "enum": ["eu", "us"]},
+        },
+    }
+    converted, issues = swagger2.convert(document)
+    assert converted["servers"] == [{"url": expected_url, "variables": expected_variables}]
+    undeclared = [issue for issue in issues if "which no parameter declares" in issue.detail]
+    assert len(undeclared) == ("suffix" in expected_variables)
