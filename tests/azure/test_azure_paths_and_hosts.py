@@ -335,3 +335,30 @@ def test_a_parameterized_host_becomes_a_server_with_variables(
     assert converted["servers"] == [{"url": expected_url, "variables": expected_variables}]
     undeclared = [issue for issue in issues if "which no parameter declares" in issue.detail]
     assert len(undeclared) == ("suffix" in expected_variables)
+
+
+def test_the_constant_note_never_fails_a_strict_generation(tmp_path: Path) -> None:
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Strict", "version": "2024-01-01"},
+        "servers": [{"url": "https://management.example.com"}],
+        "security": [{"key": []}],
+        "components": {"securitySchemes": {"key": {"type": "apiKey", "in": "header", "name": "X-Key"}}},
+        "paths": {
+            "/things": {
+                "get": {
+                    "operationId": "listThings",
+                    "parameters": [
+                        {"name": "api-version", "in": "query", "required": True, "schema": {"type": "string"}}
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    result = generate(str(path), tmp_path / "pkg", GenerateOptions(strict=True))
+    assert [issue.level.value for issue in result.issues] == ["note"]
+    (tool,) = load_catalogue(tmp_path / "pkg").tools
+    assert "api-version" not in tool.input_schema["properties"]
