@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 
 from bridge.tools.errors import UpstreamStatusError
+from bridge.tools.owned import UNKNOWN_CALLER, Caller
 from bridge.tools.registry import Confirmer, ProgressReporter, ToolContext, no_progress
 from bridge.upstream.client import UpstreamResponse
 
@@ -85,6 +86,8 @@ class CallContext:
     follow_until: float | None = None
     # A task's run: the API's cancel is called only when `cancelled` was set (tasks/cancel).
     detached: bool = False
+    # Who calls: the owner of the operation handle the call may leave (bridge/tools/owned.py).
+    caller: Caller = UNKNOWN_CALLER
 
     @classmethod
     def from_tool(cls, ctx: ToolContext, *, identity: Identity | None = None) -> CallContext:
@@ -98,6 +101,7 @@ class CallContext:
             confirm=ctx.confirm,
             follow_until=ctx.follow_until,
             detached=ctx.detached,
+            caller=ctx.caller,
         )
 
 

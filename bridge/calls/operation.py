@@ -7,6 +7,7 @@ until when, and how to report progress. Each step is a method of its own, testab
 1. :meth:`OperationCall.validate`: the arguments against the tool's input schema (field-named
    errors); surfaces whose server already validated skip it;
 2. :meth:`OperationCall.prepare`: the HTTP request the spec describes, with its final check;
+   then the one confirmation decision (:func:`bridge.calls.gate.pass_gate`, ``serve --confirm``);
 3. :meth:`OperationCall.authorize`: the bridge's own credentials for the operation;
 4. :meth:`OperationCall.send`: limits, retries, deadline, the response cap (``bridge.upstream.client``);
 5. :meth:`OperationCall.check_status`: a 4xx/5xx answer becomes :class:`ApiError`;
@@ -31,6 +32,7 @@ import httpx
 import mcp_types
 
 from bridge.calls.context import ApiError, ApiResponse, CallContext
+from bridge.calls.gate import pass_gate
 from bridge.calls.longrunning.azure import starts_following
 from bridge.calls.longrunning.follow import OperationPending
 from bridge.calls.runtime import HttpRuntime
@@ -283,12 +285,26 @@ class OperationCall:
         try:
             args = dict(arguments or {}) if validated else self.validate(arguments)
             request = self.prepare(args)
-            if context.confirm is not None:
-                await context.confirm(self.entry, args)  # raises when the user declines: nothing is sent
-            async with self._caller_slot(context):
-                prepared, parts = await self.authorize(request, context)
-                response = await self.send(prepared, context)
-            status = str(response.status)
+            # Raises when the call must not go (declined, or nobody to ask): nothing is sent. Returns
+            # the answer an earlier input round of this request got for this very call: not sent again.
+            kept = await pass_gate(
+                self.entry,
+                args,
+                context,
+                settings=self.runtime.confirm,
+                base_url=self.runtime.base_url,
+                bound=self.runtime.credentials.bound_values,
+            )
+            if kept is None:
+                async with self._caller_slot(context):
+                    prepared, parts = await self.authorize(request, context)
+                    response = await self.send(prepared, context)
+                if context.confirm is not None:
+                    context.confirm.sent(self.entry, args, response)
+                status = str(response.status)
+            else:
+                response, parts = kept, CredentialParts()
+                status = f"kept:{response.status}"
             await self.check_contract(response)
             if raise_status:
                 self.check_status(response, parts, context)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from bridge.calls.longrunning.tracker import OperationTracker
+from bridge.confirm.policy import ConfirmSettings
 from bridge.contract.catalogue import Catalogue
 from bridge.identity.token_exchange import TokenExchanger
 from bridge.request.base_url import resolve_base_url
@@ -52,6 +53,8 @@ class HttpRuntime:
     identities: bool = False
     # Follows operations that answer 202 and a status URL (bridge/calls/longrunning/); None: the API has none.
     operations: OperationTracker | None = None
+    # --confirm: which calls the call core lets through only with the user's yes (bridge/confirm/).
+    confirm: ConfirmSettings = field(default_factory=ConfirmSettings)
 
     @classmethod
     def create(

@@ -4,8 +4,9 @@
 cursor) and show only what the caller's scopes allow; ``resources/read`` matches the URI
 (:mod:`bridge.resources.uris`) and calls the operation through the call core: argument
 validation, the operator's or the caller's exchanged credentials, limits, the audit line, then
-the output check, trimming and redaction of a tool result. A resource outside the caller's
-scopes is answered exactly like one that does not exist.
+the output check, trimming and redaction of a tool result, and ``serve --confirm`` (a GET marked
+destructive is asked like any covered call; on 2026-07-28 the read answers ``input_required``).
+A resource outside the caller's scopes is answered exactly like one that does not exist.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from mcp.shared.exceptions import MCPError
 from bridge.calls.context import ApiError, CallContext, current_identity
 from bridge.calls.operation import OperationCall
 from bridge.calls.runtime import HttpRuntime
+from bridge.confirm.asking import Confirmations, InputRequired
 from bridge.contract.catalogue import OPERATION_META_KEY, Catalogue
 from bridge.identity.scopes import allows, caller_scopes
 from bridge.resources.uris import MAX_URI, Template, scheme_for, template_for
 from bridge.results.trim import OFF_LOOP_BYTES
+from bridge.server.callers import caller_of
 from bridge.tools.errors import InvalidArgumentsError, ToolError
 from bridge.tools.registry import ToolRegistry
 from bridge.tools.validation import ArgumentValidator
@@ -40,8 +43,15 @@ RESOURCE_CALL_FAILED = -32010
 class Resources:
     """The resources and templates of one API, and the three handlers."""
 
-    def __init__(self, catalogue: Catalogue, registry: ToolRegistry, runtime: HttpRuntime) -> None:
+    def __init__(
+        self,
+        catalogue: Catalogue,
+        registry: ToolRegistry,
+        runtime: HttpRuntime,
+        confirmations: Confirmations | None = None,
+    ) -> None:
         self.runtime = runtime
+        self._confirmations = confirmations
         self.scheme = scheme_for(catalogue.name)
         self._templates: list[Template] = []
         self._calls: dict[str, OperationCall] = {}
@@ -109,12 +119,14 @@ class Resources:
 
     async def read(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.ReadResourceRequestParams
-    ) -> mcp_types.ReadResourceResult:
+    ) -> mcp_types.ReadResourceResult | mcp_types.InputRequiredResult:
         uri = str(params.uri)
         template, arguments = self._find(uri)
         call = self._calls[template.entry.name]
         identity = current_identity() if self.runtime.identities else None
-        context = CallContext(surface=f"resource:{template.entry.name}", identity=identity)
+        # A GET the spec or the config marks destructive is asked like any covered call (bridge/calls/gate.py).
+        confirm = self._confirmations.for_request(ctx, caller_of(ctx)) if self._confirmations is not None else None
+        context = CallContext(surface=f"resource:{template.entry.name}", identity=identity, confirm=confirm)
         redact = self.runtime.credentials.redact
         try:
             response = await call.respond(arguments, context)
@@ -122,6 +134,8 @@ class Resources:
                 result = await anyio.to_thread.run_sync(call.to_result, response)
             else:
                 result = call.to_result(response)
+        except InputRequired as exc:  # 2026-07-28: the user is asked, and the client reads again
+            return exc.result
         except InvalidArgumentsError as exc:
             raise MCPError(code=mcp_types.INVALID_PARAMS, message=redact(str(exc))[:1000], data={"uri": uri}) from None
         except ApiError as exc:
@@ -176,9 +190,16 @@ def _contents(
     return out
 
 
-def install_resources(server: Any, catalogue: Catalogue, registry: ToolRegistry, runtime: HttpRuntime) -> Resources:
-    """Serve ``catalogue``'s GET operations on ``server`` as resources and templates."""
-    resources = Resources(catalogue, registry, runtime)
+def install_resources(
+    server: Any,
+    catalogue: Catalogue,
+    registry: ToolRegistry,
+    runtime: HttpRuntime,
+    confirmations: Confirmations | None = None,
+) -> Resources:
+    """Serve ``catalogue``'s GET operations on ``server`` as resources and templates (``confirmations``:
+    ``serve --confirm``'s asking, for a GET marked destructive)."""
+    resources = Resources(catalogue, registry, runtime, confirmations)
     server.add_request_handler("resources/list", mcp_types.PaginatedRequestParams, resources.list_resources)
     server.add_request_handler("resources/templates/list", mcp_types.PaginatedRequestParams, resources.list_templates)
     server.add_request_handler("resources/read", mcp_types.ReadResourceRequestParams, resources.read)

@@ -23,6 +23,7 @@ from bridge.confirm.asking import Confirmations
 from bridge.confirm.policy import INSTRUCTIONS as CONFIRM_INSTRUCTIONS
 from bridge.confirm.policy import ConfirmSettings
 from bridge.contract.catalogue import Catalogue, IconSpec, ServeMode, stub_entries
+from bridge.contract.version import install_hint
 from bridge.identity.auth_options import ExchangeOptions
 from bridge.identity.client_auth import ClientAuth, ClientTokenVerifier
 from bridge.identity.scopes import call_requirement as scopes_call_requirement
@@ -160,6 +161,7 @@ def build_runtime(
         trim=options.trim,
         contract=contract,
     )
+    runtime = dataclasses.replace(runtime, confirm=options.confirm)
     if runtime.operations is not None:
         runtime.operations.settings = options.long_running
     if options.auth is None:
@@ -204,7 +206,7 @@ def response_contract(target: str, options: ServeOptions) -> ResponseContract | 
     try:
         import openapi_core  # noqa: F401  # an extra: say what to install rather than fail later
     except ImportError:
-        raise BridgeError("--validate-responses needs openapi-core: pip install 'mcp-bridge[validate]'") from None
+        raise BridgeError(f"--validate-responses needs openapi-core: {install_hint('validate')}") from None
     from generator.load.spec import load_spec
 
     return ResponseContract(load_spec(spec, validate=False).document)
@@ -310,8 +312,17 @@ def build_bridge_server(
         served.add(status_tool(runtime.operations, runtime))  # listed only when the API has long-running operations
     identity = server_identity(catalogue, icons=options.icons)
     confirm = options.confirm.level != "none"
+    if runtime is not None and runtime.confirm != options.confirm:
+        # The call core decides from the runtime's settings: two answers to "is this asked?" would leave a gap.
+        raise BridgeError("the HTTP runtime was built without this server's --confirm settings (build_runtime)")
+    confirmations = Confirmations(options.confirm, api=catalogue.title, redact=redact) if confirm else None
     operations = runtime.operations if runtime is not None else None
-    tasks = TaskRunner(operations.settings.deadline) if operations is not None and mode == "tools" else None
+    tasks = None
+    if operations is not None and mode == "tools":
+        # --stateless with no user tokens: no caller can be told from another, so none gets tasks.
+        auth = options.auth
+        users = auth is not None and (auth.jwks_url is not None or auth.introspection_url is not None)
+        tasks = TaskRunner(operations.settings.deadline, anonymous_callers=options.stateless and not users)
     server = build_server(
         served,
         name=catalogue.name,
@@ -323,7 +334,7 @@ def build_bridge_server(
         max_argument_bytes=max_argument_bytes,
         title=identity.title,
         icons=identity.sdk_icons(),
-        confirmations=Confirmations(options.confirm, api=catalogue.title, redact=redact) if confirm else None,
+        confirmations=confirmations,
         tasks=tasks,
         opentelemetry=False,  # the SDK's per-message spans: --otel traces puts bridge.ops.observe in their place
     )
@@ -332,7 +343,7 @@ def build_bridge_server(
             raise BridgeError("--resources needs the HTTP runtime resources are read through")
         from bridge.resources import install_resources
 
-        install_resources(server, catalogue, registry, runtime)
+        install_resources(server, catalogue, registry, runtime, confirmations)
     if code is not None or tasks is not None:
         server.lifespan = SandboxLifespan(code.sandbox if code is not None else None, tasks)
     return server

@@ -63,7 +63,8 @@ class FollowSettings:
     turn the bridge into a tight loop against the API)."""
     max_polls: int = 10_000
     keep: int = 1000
-    """Operations remembered for the status tool at once (the oldest is forgotten first)."""
+    """Operations remembered for the status tool at once, each caller's share a part of it
+    (:mod:`bridge.calls.longrunning.tracker`); none is forgotten to make room for another."""
     cancel_timeout: float = 10.0
 
 
@@ -134,7 +135,6 @@ class Pending:
     source: LinkSource
     started: float  # anyio.current_time()
     handle: str = ""
-    owner: str | None = None
     polls: int = 0
     interval: float = 0.0
     not_before: float = 0.0  # no poll before this instant (Retry-After)

@@ -177,3 +177,16 @@ def test_inspect_in_code_mode_measures_code_modes_tools() -> None:
     result = CliRunner().invoke(cli, ["inspect", PETSTORE, "--mode", "code", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["mode"] == "code"
+
+
+def test_the_printed_estimate_note_names_the_extra_to_install_in_full() -> None:
+    import io
+
+    from rich.console import Console
+
+    from bridge.cli.costs import print_report
+
+    report = inspect_target(PETSTORE)
+    out = io.StringIO()
+    print_report(report, console=Console(file=out, width=200))
+    assert report.counter in out.getvalue()  # rich markup would have swallowed "[tokens]"
