@@ -33,6 +33,7 @@ import mcp_types
 
 from bridge.calls.context import ApiError, ApiResponse, CallContext
 from bridge.calls.gate import pass_gate
+from bridge.calls.longrunning.azure import starts_following
 from bridge.calls.longrunning.follow import OperationPending
 from bridge.calls.runtime import HttpRuntime
 from bridge.contract.catalogue import SchemeUse, SecurityScheme, ToolEntry
@@ -321,7 +322,8 @@ class OperationCall:
                 except ApiError:
                     pass  # the caller judges the status; the cached token was dropped all the same
             tracker = self.runtime.operations
-            if response.status == 202 and self.entry.long_running is not None and tracker is not None:
+            long_running = self.entry.long_running
+            if long_running is not None and tracker is not None and starts_following(response, long_running):
                 response = await tracker.follow(self, response, request, args, context)
                 status = f"{status}>{response.status}"
             return response

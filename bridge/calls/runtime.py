@@ -64,6 +64,7 @@ class HttpRuntime:
         *,
         base_url: str | None = None,
         server_variables: Mapping[str, str] | None = None,
+        server: int | None = None,
         environ: Mapping[str, str] | None = None,
         settings: HttpSettings | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -76,6 +77,7 @@ class HttpRuntime:
 
         ``transport`` replaces the network for API calls and ``token_transport`` for OAuth2
         token requests (tests). ``base_url_env_var`` only names the variable in error messages.
+        ``server`` chooses the spec's server (from 1; the first when None).
         ``trim`` sets how results are trimmed; None: no limits (the ``fields`` argument still works).
 
         Raises:
@@ -88,6 +90,7 @@ class HttpRuntime:
             override=base_url,
             variables=dict(server_variables or {}),
             env_var=base_url_env_var,
+            server=server,
         )
         bound_env = bound_env_names(catalogue)
         credentials = Credentials(

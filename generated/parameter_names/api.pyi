@@ -1,7 +1,7 @@
 """Typed stubs of the API for code mode (mcp-bridge serve --mode code); generated, do not edit."""
 
 from __future__ import annotations
-from typing import Any, Literal, TypeAlias
+from typing import Any, TypeAlias
 from typing_extensions import TypedDict
 
 ApiError = OSError
@@ -41,7 +41,6 @@ class DeleteItemInput(TypedDict, closed=True):
 
 class GetWebLinksIdGetSharedLinkInput(TypedDict, closed=True):
     id: str
-    fields: Literal['shared_link']
 
 class PutWebLinksIdAddSharedLinkInput(TypedDict, closed=True):
     id: str
@@ -66,7 +65,7 @@ async def deleteItem(*, id: str) -> Any:
 
     DELETE /items/{id} (destructive, idempotent)"""
 
-async def get_web_links_id_get_shared_link(*, id: str, fields: Literal['shared_link']) -> Any:
+async def get_web_links_id_get_shared_link(*, id: str) -> Any:
     """Shared link of a web link (the fragment tells it apart; it is never sent)
 
     GET /web_links/{id}#get_shared_link (read-only)"""

@@ -40,6 +40,7 @@ from generator.parse.params import is_never_an_argument as is_never_an_argument 
 from generator.parse.params import params as _params
 from generator.parse.responses import responses as _responses
 from generator.parse.schemas.convert import REQUEST, SchemaConverter, SchemaError
+from generator.parse.schemas.one_of import without_ambiguous_one_ofs
 from generator.parse.security import requirements, security_schemes, servers, used_schemes
 from generator.parse.server_info import server_spec
 
@@ -272,7 +273,11 @@ def _convert_operation(
         params=params,
         body=body,
         responses=responses,
-        arguments=ctx.converter.with_defs(arguments, inputs.needs, REQUEST),
+        arguments=without_ambiguous_one_ofs(
+            ctx.converter.with_defs(arguments, inputs.needs, REQUEST),
+            lambda where, detail: ctx.warn(raw.label, f"/inputSchema{where}: {detail}"),
+            ctx.one_of_cache,
+        ),
         result=result,
         wrap_result=wrap,
         accept=accept,

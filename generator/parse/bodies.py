@@ -97,6 +97,8 @@ def request_body(ctx: Context, raw: RawOperation, inputs: Inputs) -> Body | None
     file_fields: tuple[str, ...] = ()
     json_fields: tuple[str, ...] = ()
     encoding: tuple[PartEncoding, ...] = ()
+    if kind == "multipart" and is_file_schema(schema):
+        schema = _one_file_part(schema, media.get("encoding"))
     if kind in ("form", "multipart") and isinstance(schema, dict):
         if kind == "multipart":
             schema, file_fields = _with_file_fields(schema)
@@ -270,6 +272,19 @@ def _is_binary(schema: Schema) -> bool:
 
 
 # Forms ----------------------------------------------------------------------------------------
+
+FILE_PART = "file"
+
+
+def _one_file_part(schema: Schema, encoding: Any) -> dict[str, Any]:
+    """A multipart body declared as one binary string (Jira's addAttachment): a form of one file part.
+
+    Its name is the one the ``encoding`` names when it names exactly one part, else ``file``
+    (what such APIs read); the part's ``contentType``, if any, applies as for any part.
+    """
+    names = [str(name) for name in encoding] if isinstance(encoding, dict) else []
+    name = names[0] if len(names) == 1 and names[0] else FILE_PART
+    return {"type": "object", "properties": {name: schema}, "required": [name], "additionalProperties": False}
 
 
 def _with_file_fields(schema: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:

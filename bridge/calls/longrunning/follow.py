@@ -27,6 +27,7 @@ import httpx
 import mcp_types
 
 from bridge.calls.longrunning import DEFAULT_DEADLINE, DEFAULT_WAIT
+from bridge.calls.longrunning.azure import azure_final
 from bridge.calls.longrunning.status import DEFAULT_STATUS_HEADERS, Reading, read_status
 from bridge.contract.catalogue import LongRunning, ToolEntry
 from bridge.results.trim import OFF_LOOP_BYTES
@@ -224,6 +225,8 @@ async def _final(
     pending: Pending, response: UpstreamResponse, reading: Reading, context: CallContext
 ) -> UpstreamResponse:
     """The operation's result: the result inside the status, the resource it names, or the status itself."""
+    if (final := await azure_final(pending, response, context)) is not None:
+        return final
     if reading.has_result:
         content = json.dumps(reading.result, ensure_ascii=False).encode()
         headers = httpx.Headers({"content-type": "application/json"})

@@ -25,6 +25,7 @@ import anyio
 
 from bridge.calls.context import CallContext
 from bridge.calls.gate import USER_CANCEL
+from bridge.calls.longrunning.azure import fallback_status_url
 from bridge.calls.longrunning.follow import (
     FollowSettings,
     OperationPending,
@@ -107,7 +108,9 @@ class OperationTracker:
         """
         settings = call.entry.long_running
         assert settings is not None
-        url = status_url(response, settings, call.runtime.base_url, call.operation)
+        url = status_url(response, settings, call.runtime.base_url, call.operation) or fallback_status_url(
+            response, settings, prepared.url, prepared.method
+        )
         if url is None:
             return response
         now = anyio.current_time()
