@@ -28,7 +28,7 @@ def current_identity() -> Identity | None:
     """The caller of the request being served, from the SDK's authenticated access token."""
     from mcp.server.auth.middleware.auth_context import get_access_token
 
-    from bridge.identity.client_auth import STATIC_TOKEN_CLIENT_ID
+    from bridge.identity.token_claims import STATIC_TOKEN_CLIENT_ID
 
     token = get_access_token()
     if token is None:

@@ -20,7 +20,7 @@ from typing import Any
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import ServerRequestContext
 
-from bridge.identity.client_auth import STATIC_TOKEN_CLIENT_ID
+from bridge.identity.token_claims import STATIC_TOKEN_CLIENT_ID
 from bridge.tools.owned import ANONYMOUS, Caller
 
 __all__ = ["caller_of"]

@@ -13,7 +13,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.context import ServerRequestContext
 from starlette.requests import Request
 
-from bridge.identity.client_auth import STATIC_TOKEN_CLIENT_ID
+from bridge.identity.token_claims import STATIC_TOKEN_CLIENT_ID
 from bridge.server.callers import caller_of
 from bridge.tools.owned import ANONYMOUS, Caller
 
