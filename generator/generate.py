@@ -108,7 +108,7 @@ def _settle_issues(api: Api, load_issues: tuple[Issue, ...], *, strict: bool) ->
     """All issues on the Api; raise GenerationError on any error (with ``strict``, on any warning)."""
     issues = list(load_issues) + list(api.issues)
     if strict:
-        issues = [replace(i, level=Level.ERROR) for i in issues]
+        issues = [i if i.level is Level.NOTE else replace(i, level=Level.ERROR) for i in issues]
     if any(i.level is Level.ERROR for i in issues):
         raise GenerationError(issues)
     return replace(api, issues=tuple(issues))

@@ -33,6 +33,7 @@ import mcp_types
 
 from bridge.calls.context import ApiError, ApiResponse, CallContext
 from bridge.calls.gate import pass_gate
+from bridge.calls.longrunning.azure import starts_following
 from bridge.calls.longrunning.follow import OperationPending
 from bridge.calls.runtime import HttpRuntime
 from bridge.contract.catalogue import SchemeUse, SecurityScheme, ToolEntry
@@ -111,6 +112,13 @@ class OperationCall:
         schema = entry.output_schema
         self._output_check = None if schema is None else OutputCheck(schema, entry.name, json_data=True)
         self._caller_alternative = _caller_alternative(entry, runtime.credentials.schemes)
+        # What each argument is, in the spec's words: a `key` described as a cache's is not an API key.
+        properties = entry.input_schema.get("properties")
+        self._descriptions = {
+            name: prop["description"]
+            for name, prop in (properties.items() if isinstance(properties, dict) else ())
+            if isinstance(prop, dict) and isinstance(prop.get("description"), str)
+        }
 
     def sibling(self, entry: ToolEntry) -> OperationCall:
         """The call of another operation of the same API, through the same runtime (a linked cancel)."""
@@ -130,6 +138,7 @@ class OperationCall:
             base_url=self.runtime.base_url,
             operation=self.operation,
             bound=self.runtime.credentials.bound_values,
+            descriptions=self._descriptions,
         )
 
     async def authorize(
@@ -313,7 +322,8 @@ class OperationCall:
                 except ApiError:
                     pass  # the caller judges the status; the cached token was dropped all the same
             tracker = self.runtime.operations
-            if response.status == 202 and self.entry.long_running is not None and tracker is not None:
+            long_running = self.entry.long_running
+            if long_running is not None and tracker is not None and starts_following(response, long_running):
                 response = await tracker.follow(self, response, request, args, context)
                 status = f"{status}>{response.status}"
             return response

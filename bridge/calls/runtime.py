@@ -23,6 +23,7 @@ from bridge.results.trim import TrimSettings
 from bridge.secrets.bound import bound_env_names
 from bridge.secrets.credentials import Credentials
 from bridge.secrets.tls import upstream_ssl_context
+from bridge.secrets.url_secrets import url_secrets
 from bridge.upstream.client import Upstream
 from bridge.upstream.http_settings import USER_AGENT, HttpSettings
 from bridge.upstream.limits import CallerLimits
@@ -63,6 +64,7 @@ class HttpRuntime:
         *,
         base_url: str | None = None,
         server_variables: Mapping[str, str] | None = None,
+        server: int | None = None,
         environ: Mapping[str, str] | None = None,
         settings: HttpSettings | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -75,6 +77,7 @@ class HttpRuntime:
 
         ``transport`` replaces the network for API calls and ``token_transport`` for OAuth2
         token requests (tests). ``base_url_env_var`` only names the variable in error messages.
+        ``server`` chooses the spec's server (from 1; the first when None).
         ``trim`` sets how results are trimmed; None: no limits (the ``fields`` argument still works).
 
         Raises:
@@ -87,6 +90,7 @@ class HttpRuntime:
             override=base_url,
             variables=dict(server_variables or {}),
             env_var=base_url_env_var,
+            server=server,
         )
         bound_env = bound_env_names(catalogue)
         credentials = Credentials(
@@ -97,6 +101,7 @@ class HttpRuntime:
             user_agent=USER_AGENT,
             bound_env=bound_env,
             headers=catalogue.headers,
+            url_secrets=url_secrets(url, catalogue, server_variables or {}),
         )
         # Credential slots read their scheme's variable: the start-up line already reports those.
         scheme_vars = {var.name for scheme in catalogue.security_schemes.values() for var in scheme.env}

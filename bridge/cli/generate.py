@@ -258,7 +258,7 @@ def generate(
         _err(f"error: stopped by {interrupted.name or 'SIGINT'}; nothing more was generated")
         sys.exit(128 + (interrupted.signal or 2))
     for issue in result.issues:
-        if issue.level is Level.WARNING:
+        if issue.level in (Level.WARNING, Level.NOTE):
             _err(str(issue))
     flows = len(result.catalogue.workflows) if result.catalogue is not None else 0
     made = f"{len(result.api.operations)} tools" + (f" and {flows} workflow tools" if flows else "")

@@ -37,11 +37,36 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from bridge.confirm.form import REQUESTED_SCHEMA, approved, message
 from bridge.confirm.policy import ConfirmationDeclined, ConfirmationUnavailable, ConfirmSettings
-from bridge.confirm.rounds import MAX_ROUND_BYTES, Round, RoundStore, Sent, digest, size_of
+from bridge.confirm.rounds import (
+    MAX_OPEN_ROUNDS,
+    MAX_ROUND_BYTES,
+    MAX_ROUNDS_PER_CALLER,
+    MAX_ROUNDS_PER_CLIENT,
+    PoolFull,
+    Round,
+    RoundStore,
+    Sent,
+    digest,
+    size_of,
+)
 from bridge.contract.catalogue import ToolEntry
+from bridge.tools.owned import Caller
 from bridge.tools.registry import Confirmer
 
-__all__ = ["INPUT_KEY", "Confirmations", "InputRequired", "RequestConfirmer", "single_round"]
+# The pool's shares, named here for those who tune or test asking (bridge/confirm/rounds.py holds them).
+ROUNDS_PER_CALLER = MAX_ROUNDS_PER_CALLER
+ROUNDS_PER_CLIENT = MAX_ROUNDS_PER_CLIENT
+
+__all__ = [
+    "INPUT_KEY",
+    "MAX_OPEN_ROUNDS",
+    "ROUNDS_PER_CALLER",
+    "ROUNDS_PER_CLIENT",
+    "Confirmations",
+    "InputRequired",
+    "RequestConfirmer",
+    "single_round",
+]
 
 logger = logging.getLogger("bridge.confirm")
 
@@ -54,13 +79,6 @@ class InputRequired(Exception):
     def __init__(self, result: mcp_types.InputRequiredResult) -> None:
         super().__init__("input required")
         self.result = result
-
-
-def _owner() -> str | None:
-    from mcp.server.auth.middleware.auth_context import get_access_token
-
-    token = get_access_token()
-    return None if token is None else f"{token.subject or '-'}|{token.client_id}"
 
 
 def _request_digest(params: Mapping[str, Any]) -> str:
@@ -76,10 +94,16 @@ class RequestConfirmer:
     """
 
     def __init__(
-        self, confirmations: Confirmations, ctx: ServerRequestContext[Any, Any], *, rounds: bool = True
+        self,
+        confirmations: Confirmations,
+        ctx: ServerRequestContext[Any, Any],
+        caller: Caller,
+        *,
+        rounds: bool = True,
     ) -> None:
         self.confirmations = confirmations
         self.ctx = ctx
+        self.caller = caller  # whose rounds this request may open and resume (bridge/server/callers.py)
         self.rounds = rounds
         self._loaded = False
         self._refusal: str | None = None  # the request's state was not valid: no call of it is sent
@@ -88,7 +112,7 @@ class RequestConfirmer:
         self._answer: tuple[tuple[str, str], Any] | None = None  # the call asked about, and the answer
 
     def without_rounds(self) -> RequestConfirmer:
-        return RequestConfirmer(self.confirmations, self.ctx, rounds=False)
+        return RequestConfirmer(self.confirmations, self.ctx, self.caller, rounds=False)
 
     def _journaling(self) -> bool:
         return self.rounds and self.confirmations.channel(self.ctx) == "rounds"
@@ -113,7 +137,7 @@ class RequestConfirmer:
             self.confirmations.decide(entry, answer)
             logger.info("%s confirmed by the user", entry.name)
             return None
-        self.confirmations.open_round(self.ctx, entry, arguments, target, key, tuple(self._sent))
+        self.confirmations.open_round(self.ctx, self.caller, entry, arguments, target, key, tuple(self._sent))
         return None  # not reached: open_round raises
 
     def sent(self, entry: ToolEntry, arguments: Mapping[str, Any], response: Any) -> None:
@@ -127,8 +151,8 @@ class RequestConfirmer:
             params: Mapping[str, Any] = self.ctx.params or {}
             state = params.get("requestState")
             if state is not None:
-                issued = self.confirmations.store.take(state)
-                if issued is None or (issued.request, issued.owner) != (_request_digest(params), _owner()):
+                issued = self.confirmations.store.take(self.caller, state)  # another caller's: None
+                if issued is None or issued.request != _request_digest(params):
                     self._refusal = (
                         "is not valid (expired, already used, or for another call or other arguments); nothing "
                         "was sent. Call the tool again to ask the user."
@@ -154,13 +178,13 @@ class Confirmations:
         self.settings = settings
         self._api = api
         self._redact = redact
-        self.store = RoundStore()
+        self.store = RoundStore(settings.timeout)
 
-    def for_request(self, ctx: ServerRequestContext[Any, Any]) -> RequestConfirmer | None:
-        """The confirmer for calls made while serving ``ctx``; None when nothing is asked."""
+    def for_request(self, ctx: ServerRequestContext[Any, Any], caller: Caller) -> RequestConfirmer | None:
+        """The confirmer for ``caller``'s calls while serving ``ctx``; None when nothing is asked."""
         if self.settings.level == "none":
             return None
-        return RequestConfirmer(self, ctx)
+        return RequestConfirmer(self, ctx, caller)
 
     def channel(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
         """``"request"``, ``"rounds"``, or None when the client cannot be asked."""
@@ -233,6 +257,7 @@ class Confirmations:
     def open_round(
         self,
         ctx: ServerRequestContext[Any, Any],
+        caller: Caller,
         entry: ToolEntry,
         arguments: Mapping[str, Any],
         target: str,
@@ -251,12 +276,18 @@ class Confirmations:
         params: Mapping[str, Any] = ctx.params or {}
         issued = Round(
             request=_request_digest(params),
-            owner=_owner(),
             expires=time.monotonic() + self.settings.timeout,
             pending=pending,
             sent=sent,
         )
-        nonce = self.store.open(issued)
+        try:
+            nonce = self.store.open(caller, issued)
+        except PoolFull as exc:  # never by pushing out an open round, anyone's (P72)
+            done = f"; the {len(sent)} call(s) before it were sent" if sent else ""
+            raise ConfirmationUnavailable(
+                f"{entry.operation} needs the user's confirmation, and {exc}: nothing was sent for it{done}. "
+                "Let the user answer the confirmations already asked, or wait for them to expire, then try again."
+            ) from None
         form = mcp_types.ElicitRequest(
             params=mcp_types.ElicitRequestFormParams(message=text, requested_schema=REQUESTED_SCHEMA)
         )

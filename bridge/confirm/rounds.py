@@ -6,24 +6,27 @@ A request answered over input rounds is run again from the start on each retry. 
 call the user was asked about (``Round.pending``) is decided by the answer. Bounds: a round lives
 ``timeout`` seconds and is taken at most once; it keeps at most :data:`MAX_ROUND_BYTES` of answers;
 all open rounds keep at most :data:`MAX_KEPT_BYTES` and :data:`MAX_OPEN_ROUNDS`, one caller at most
-:data:`MAX_ROUNDS_PER_CALLER` (its own oldest go first, so one caller cannot push out another's).
+:data:`MAX_ROUNDS_PER_CALLER` and one client :data:`MAX_ROUNDS_PER_CLIENT`; a full share refuses the
+new round and never pushes out an open one (bridge/tools/owned.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import secrets
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
+
+from bridge.tools.owned import Caller, OwnedPool, PoolFull
 
 __all__ = [
     "MAX_KEPT_BYTES",
     "MAX_OPEN_ROUNDS",
     "MAX_ROUNDS_PER_CALLER",
+    "MAX_ROUNDS_PER_CLIENT",
     "MAX_ROUND_BYTES",
+    "PoolFull",
     "Round",
     "RoundStore",
     "Sent",
@@ -32,7 +35,8 @@ __all__ = [
 ]
 
 MAX_OPEN_ROUNDS = 1024
-MAX_ROUNDS_PER_CALLER = 64
+MAX_ROUNDS_PER_CALLER = 32
+MAX_ROUNDS_PER_CLIENT = 128  # a client's sessions together (its token, else its peer address)
 MAX_ROUND_BYTES = 1 << 20
 MAX_KEPT_BYTES = 64 << 20
 
@@ -66,7 +70,6 @@ class Sent:
 @dataclass(frozen=True, slots=True)
 class Round:
     request: str  # digest of the request: the tool (or resource) and its arguments
-    owner: str | None
     expires: float
     pending: tuple[str, str]  # the call the answer is for: (operation, arguments digest)
     sent: tuple[Sent, ...]
@@ -77,43 +80,37 @@ class Round:
 
 
 class RoundStore:
-    """The open rounds of one server, by nonce."""
+    """The open rounds of one server, by nonce: an :class:`~bridge.tools.owned.OwnedPool`, so a caller and a
+    client each have a share, all rounds a total in number and in kept bytes, and a new round never pushes
+    out an open one (anyone's): when a share is full the new round is refused (:class:`PoolFull`)."""
 
-    def __init__(self) -> None:
-        self._rounds: OrderedDict[str, Round] = OrderedDict()
-        self._bytes = 0
+    def __init__(self, timeout: float = 60.0) -> None:
+        self._pool: OwnedPool[Round] = OwnedPool(
+            total=MAX_OPEN_ROUNDS,
+            per_caller=MAX_ROUNDS_PER_CALLER,
+            per_group=MAX_ROUNDS_PER_CLIENT,
+            max_ttl=max(timeout, 1.0),
+            what="open confirmations",
+            weigh=lambda issued: issued.size,
+            max_weight=MAX_KEPT_BYTES,
+        )
 
     def __len__(self) -> int:
-        return len(self._rounds)
+        return len(self._pool)
 
     @property
     def kept_bytes(self) -> int:
-        return self._bytes
+        return self._pool.weight
 
-    def open(self, issued: Round) -> str:
-        """A fresh nonce for ``issued``; older rounds are dropped as the bounds require."""
-        now = time.monotonic()
-        for key, old in list(self._rounds.items()):
-            if old.expires < now:
-                self._drop(key)
-        mine = [key for key, old in self._rounds.items() if old.owner == issued.owner]
-        for key in mine[: max(0, len(mine) - MAX_ROUNDS_PER_CALLER + 1)]:
-            self._drop(key)
-        while self._rounds and (len(self._rounds) >= MAX_OPEN_ROUNDS or self._bytes + issued.size > MAX_KEPT_BYTES):
-            self._drop(next(iter(self._rounds)))
-        nonce = secrets.token_urlsafe(24)
-        self._rounds[nonce] = issued
-        self._bytes += issued.size
-        return nonce
+    def open(self, caller: Caller, issued: Round) -> str:
+        """A fresh nonce for ``issued``, held for ``caller`` until it expires or is taken.
 
-    def take(self, nonce: object) -> Round | None:
-        """The round of ``nonce``, which is spent: a second take finds nothing."""
-        if not isinstance(nonce, str) or nonce not in self._rounds:
-            return None
-        issued = self._rounds[nonce]
-        self._drop(nonce)
-        return issued if issued.expires >= time.monotonic() else None
+        Raises:
+            PoolFull: the caller's, its client's or the server's share of rounds (or of kept bytes) is full.
+        """
+        return self._pool.add(caller, issued, issued.expires - time.monotonic())
 
-    def _drop(self, nonce: str) -> None:
-        old = self._rounds.pop(nonce)
-        self._bytes -= old.size
+    def take(self, caller: Caller, nonce: object) -> Round | None:
+        """``caller``'s round of ``nonce``, which is spent: a second take, or another caller's, finds nothing."""
+        issued = self._pool.pop(caller, nonce)
+        return issued if issued is not None and issued.expires >= time.monotonic() else None

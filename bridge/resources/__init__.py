@@ -28,6 +28,7 @@ from bridge.contract.catalogue import OPERATION_META_KEY, Catalogue
 from bridge.identity.scopes import allows, caller_scopes
 from bridge.resources.uris import MAX_URI, Template, scheme_for, template_for
 from bridge.results.trim import OFF_LOOP_BYTES
+from bridge.server.callers import caller_of
 from bridge.tools.errors import InvalidArgumentsError, ToolError
 from bridge.tools.registry import ToolRegistry
 from bridge.tools.validation import ArgumentValidator
@@ -124,7 +125,7 @@ class Resources:
         call = self._calls[template.entry.name]
         identity = current_identity() if self.runtime.identities else None
         # A GET the spec or the config marks destructive is asked like any covered call (bridge/calls/gate.py).
-        confirm = self._confirmations.for_request(ctx) if self._confirmations is not None else None
+        confirm = self._confirmations.for_request(ctx, caller_of(ctx)) if self._confirmations is not None else None
         context = CallContext(surface=f"resource:{template.entry.name}", identity=identity, confirm=confirm)
         redact = self.runtime.credentials.redact
         try:

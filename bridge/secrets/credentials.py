@@ -114,6 +114,7 @@ class Credentials:
         user_agent: str | None = None,
         bound_env: Iterable[str] = (),
         headers: Sequence[StaticHeader] = (),
+        url_secrets: Iterable[str] = (),
     ) -> None:
         if environ is None:
             environ = os.environ
@@ -151,6 +152,7 @@ class Credentials:
         for scheme in self._schemes.values():
             short.extend(self._collect_secrets(scheme))
         self._secrets.update(dict.fromkeys(self._bound.values()))  # parameters bound to the environment are secrets
+        self._secrets.update(dict.fromkeys(url_secrets))  # tokens of the base URL (bridge.secrets.url_secrets)
         self._redactor = Redactor(self._secrets, **credential_positions(self._schemes.values()))
         self._tokens_of_clients = ClientCredentialsTokens(
             learn=self.remember_token,

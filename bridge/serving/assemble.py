@@ -66,6 +66,7 @@ class ServeOptions:
     forwarded_allow_ips: tuple[str, ...] = ()  # reverse proxies whose X-Forwarded-* are trusted
     base_url: str | None = None
     server_variables: dict[str, str] = field(default_factory=dict)
+    server: int | None = None  # which of the spec's servers (from 1) when no base URL is set
     timeout: float | None = None
     validate_responses: bool = False
     mode: ServeMode | None = None  # None: the catalogue's default mode
@@ -118,12 +119,17 @@ def without_output_schemas(catalogue: Catalogue) -> Catalogue:
     return catalogue.model_copy(update={"tools": tools})
 
 
-def env_settings(catalogue: Catalogue, environ: Mapping[str, str]) -> tuple[str | None, dict[str, str]]:
-    """Base URL and server variables from ``<PREFIX>_BASE_URL`` and ``<PREFIX>_SERVER_<VAR>``."""
+def env_settings(
+    catalogue: Catalogue, environ: Mapping[str, str], server: int | None = None
+) -> tuple[str | None, dict[str, str]]:
+    """Base URL and server variables from ``<PREFIX>_BASE_URL`` and ``<PREFIX>_SERVER_<VAR>``: the
+    variables of the chosen server (``server``, from 1; the first when None) only, so a variable
+    another server defines never stops the start."""
     prefix = f"{catalogue.env_prefix}_SERVER_"
     variables = {}
-    for server in catalogue.servers:
-        for name in server.variables:
+    number = server or 1
+    for server_spec in catalogue.servers[number - 1 : number]:
+        for name in server_spec.variables:
             value = environ.get(prefix + name.upper())
             if value is not None:
                 variables[name] = value
@@ -141,12 +147,13 @@ def build_runtime(
     exchange_transport: httpx.AsyncBaseTransport | None = None,
 ) -> HttpRuntime:
     environ = os.environ if environ is None else environ
-    env_base, env_vars = env_settings(catalogue, environ)
+    env_base, env_vars = env_settings(catalogue, environ, options.server)
     settings = _with_options(settings or HttpSettings(), options)
     runtime = HttpRuntime.create(
         catalogue,
         base_url=options.base_url or env_base,
         server_variables={**env_vars, **options.server_variables},
+        server=options.server,
         environ=environ,
         settings=settings,
         transport=transport,  # type: ignore[arg-type]
@@ -310,7 +317,12 @@ def build_bridge_server(
         raise BridgeError("the HTTP runtime was built without this server's --confirm settings (build_runtime)")
     confirmations = Confirmations(options.confirm, api=catalogue.title, redact=redact) if confirm else None
     operations = runtime.operations if runtime is not None else None
-    tasks = TaskRunner(operations.settings.deadline) if operations is not None and mode == "tools" else None
+    tasks = None
+    if operations is not None and mode == "tools":
+        # --stateless with no user tokens: no caller can be told from another, so none gets tasks.
+        auth = options.auth
+        users = auth is not None and (auth.jwks_url is not None or auth.introspection_url is not None)
+        tasks = TaskRunner(operations.settings.deadline, anonymous_callers=options.stateless and not users)
     server = build_server(
         served,
         name=catalogue.name,

@@ -22,6 +22,7 @@ import anyio
 from mcp.shared.exceptions import MCPError
 
 from bridge.tools.errors import ToolDefinitionError, ToolError
+from bridge.tools.owned import UNKNOWN_CALLER, Caller
 
 logger = logging.getLogger("bridge.tools")
 
@@ -75,6 +76,8 @@ class ToolContext:
     # A task's run: only an explicit cancel (`cancelled` set) cancels its operation at the API, not
     # the server stopping.
     detached: bool = False
+    # Who calls (bridge/server/callers.py): the owner of the tasks, handles and rounds the call leaves.
+    caller: Caller = UNKNOWN_CALLER
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send a progress notification; does nothing when the client sent no progress token."""

@@ -27,6 +27,7 @@ import httpx
 import mcp_types
 
 from bridge.calls.longrunning import DEFAULT_DEADLINE, DEFAULT_WAIT
+from bridge.calls.longrunning.azure import azure_final
 from bridge.calls.longrunning.status import DEFAULT_STATUS_HEADERS, Reading, read_status
 from bridge.contract.catalogue import LongRunning, ToolEntry
 from bridge.results.trim import OFF_LOOP_BYTES
@@ -62,7 +63,8 @@ class FollowSettings:
     turn the bridge into a tight loop against the API)."""
     max_polls: int = 10_000
     keep: int = 1000
-    """Operations remembered for the status tool at once (the oldest is forgotten first)."""
+    """Operations remembered for the status tool at once, each caller's share a part of it
+    (:mod:`bridge.calls.longrunning.tracker`); none is forgotten to make room for another."""
     cancel_timeout: float = 10.0
 
 
@@ -133,7 +135,6 @@ class Pending:
     source: LinkSource
     started: float  # anyio.current_time()
     handle: str = ""
-    owner: str | None = None
     polls: int = 0
     interval: float = 0.0
     not_before: float = 0.0  # no poll before this instant (Retry-After)
@@ -224,6 +225,8 @@ async def _final(
     pending: Pending, response: UpstreamResponse, reading: Reading, context: CallContext
 ) -> UpstreamResponse:
     """The operation's result: the result inside the status, the resource it names, or the status itself."""
+    if (final := await azure_final(pending, response, context)) is not None:
+        return final
     if reading.has_result:
         content = json.dumps(reading.result, ensure_ascii=False).encode()
         headers = httpx.Headers({"content-type": "application/json"})

@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bridge.confirm import rounds
-from bridge.confirm.rounds import Round, RoundStore, Sent
+from bridge.confirm.rounds import PoolFull, Round, RoundStore, Sent
+from bridge.tools.owned import Caller
 from tests.bridge.confirm.harness import User, accounts_client, accounts_upstream, sent, text
 
 pytestmark = pytest.mark.anyio
@@ -121,29 +122,36 @@ async def test_a_program_never_replays_a_sent_write(tmp_path: Path, era: str, ex
         assert "a program cannot stop to ask on this connection" in text(result)
 
 
-def _round(owner: str, size: int, expires: float = 1e18) -> Round:
-    return Round("request", owner, expires, ("DELETE /x", "d"), (Sent("POST /y", "d", b"", size),))
+def _round(size: int, expires: float = 1e18) -> Round:
+    return Round("request", expires, ("DELETE /x", "d"), (Sent("POST /y", "d", b"", size),))
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["ann", "bob", "eve"]), st.integers(0, 400)), max_size=60))
 def test_open_rounds_stay_within_every_bound(opened: list[tuple[str, int]]) -> None:
-    store = RoundStore()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(rounds, "MAX_OPEN_ROUNDS", 10)
         patch.setattr(rounds, "MAX_ROUNDS_PER_CALLER", 4)
+        patch.setattr(rounds, "MAX_ROUNDS_PER_CLIENT", 8)
         patch.setattr(rounds, "MAX_KEPT_BYTES", 2000)
-        nonces = []
-        for owner, size in opened:
-            nonces.append((owner, store.open(_round(owner, size))))
-            held = [store._rounds[n].owner for _, n in nonces if n in store._rounds]
-            assert len(store) <= 10 and store.kept_bytes <= 2000
-            assert all(held.count(who) <= 4 for who in held)
-            assert store.kept_bytes == sum(r.size for r in store._rounds.values())
-        # The newest round is always kept; each state is taken once.
-        if nonces:
-            newest = nonces[-1][1]
-            assert store.take(newest) is not None and store.take(newest) is None
+        store = RoundStore()
+        callers = {who: Caller(who, "one-client" if who != "eve" else "eve") for who in ("ann", "bob", "eve")}
+        kept: list[tuple[str, str, int]] = []
+        for who, size in opened:
+            try:
+                kept.append((who, store.open(callers[who], _round(size)), size))
+            except PoolFull:
+                # Refused only at a limit, never by dropping an open round (anyone's).
+                mine = sum(1 for k in kept if k[0] == who)
+                group = sum(1 for k in kept if callers[k[0]].group == callers[who].group)
+                full = len(kept) >= 10 or mine >= 4 or group >= 8 or sum(k[2] for k in kept) + size > 2000
+                assert full
+            assert len(store) == len(kept) <= 10 and store.kept_bytes == sum(k[2] for k in kept) <= 2000
+        # Each round is taken once, and only by its own caller.
+        for who, nonce, _ in kept:
+            other = callers["eve" if who != "eve" else "ann"]
+            assert store.take(other, nonce) is None
+            assert store.take(callers[who], nonce) is not None and store.take(callers[who], nonce) is None
 
 
 async def test_a_run_whose_kept_answers_are_too_large_is_refused_at_the_covered_call(
