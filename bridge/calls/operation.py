@@ -228,7 +228,13 @@ class OperationCall:
             return
         binding = self.entry.binding
         await anyio.to_thread.run_sync(
-            contract.check, binding.method, binding.path, response.status, response.headers, response.content
+            contract.check,
+            binding.method,
+            binding.path,
+            response.status,
+            response.headers,
+            response.content,
+            self.runtime.credentials.redact,
         )
 
     def check_status(

@@ -26,6 +26,7 @@ from bridge.contract.catalogue import OPERATION_META_KEY, Catalogue
 from bridge.identity.scopes import allows, caller_scopes
 from bridge.resources.uris import MAX_URI, Template, scheme_for, template_for
 from bridge.results.trim import OFF_LOOP_BYTES
+from bridge.secrets.excerpt import excerpt
 from bridge.tools.errors import InvalidArgumentsError, ToolError
 from bridge.tools.registry import ToolRegistry
 from bridge.tools.validation import ArgumentValidator
@@ -123,13 +124,19 @@ class Resources:
             else:
                 result = call.to_result(response)
         except InvalidArgumentsError as exc:
-            raise MCPError(code=mcp_types.INVALID_PARAMS, message=redact(str(exc))[:1000], data={"uri": uri}) from None
+            raise MCPError(
+                code=mcp_types.INVALID_PARAMS, message=excerpt(str(exc), redact, 1000), data={"uri": uri}
+            ) from None
         except ApiError as exc:
             if exc.status == 404:
                 raise MCPError(code=mcp_types.INVALID_PARAMS, message="Resource not found", data={"uri": uri}) from None
-            raise MCPError(code=RESOURCE_CALL_FAILED, message=str(exc)[:2000], data={"uri": uri}) from None
+            raise MCPError(
+                code=RESOURCE_CALL_FAILED, message=excerpt(str(exc), redact, 2000), data={"uri": uri}
+            ) from None
         except ToolError as exc:
-            raise MCPError(code=RESOURCE_CALL_FAILED, message=redact(str(exc))[:2000], data={"uri": uri}) from None
+            raise MCPError(
+                code=RESOURCE_CALL_FAILED, message=excerpt(str(exc), redact, 2000), data={"uri": uri}
+            ) from None
         return mcp_types.ReadResourceResult(contents=_contents(uri, result, _mime(template)))
 
 

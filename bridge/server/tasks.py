@@ -36,6 +36,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from bridge.secrets.excerpt import cut_redacted
 from bridge.tools.registry import ToolContext
 
 __all__ = ["RELATED_TASK_KEY", "TASK_SUPPORT", "TaskRunner"]
@@ -49,6 +50,7 @@ MAX_TTL_MS = 24 * 3_600_000
 POLL_INTERVAL_MS = 1000
 MAX_TASKS = 256
 PAGE = 50
+STATUS_MESSAGE_CHARS = 500  # of a failed task's first text block, as its status message
 
 # The tools/call being served when it asked for a task: the handler puts the CreateTaskResult here
 # and the middleware answers with it (the SDK would check a handler's tools/call result against
@@ -327,5 +329,5 @@ async def _quiet(progress: float, total: float | None, message: str | None) -> N
 def _first_text(result: mcp_types.CallToolResult) -> str | None:
     for block in result.content:
         if isinstance(block, mcp_types.TextContent):
-            return block.text[:500]
+            return cut_redacted(block.text, STATUS_MESSAGE_CHARS, mark="…")  # the handler redacted it
     return None
