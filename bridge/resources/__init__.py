@@ -27,6 +27,7 @@ from bridge.identity.scopes import allows, caller_scopes
 from bridge.resources.uris import MAX_URI, Template, scheme_for, template_for
 from bridge.results.trim import OFF_LOOP_BYTES
 from bridge.secrets.excerpt import excerpt
+from bridge.secrets.held import call_scope
 from bridge.tools.errors import InvalidArgumentsError, ToolError
 from bridge.tools.registry import ToolRegistry
 from bridge.tools.validation import ArgumentValidator
@@ -111,6 +112,10 @@ class Resources:
     async def read(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.ReadResourceRequestParams
     ) -> mcp_types.ReadResourceResult:
+        with call_scope():  # every token the read sends stays redacted until its answer is made
+            return await self._read(params)
+
+    async def _read(self, params: mcp_types.ReadResourceRequestParams) -> mcp_types.ReadResourceResult:
         uri = str(params.uri)
         template, arguments = self._find(uri)
         call = self._calls[template.entry.name]

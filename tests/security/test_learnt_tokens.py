@@ -1,0 +1,171 @@
+"""Every token the bridge learns stays redacted as long as it can appear (P26, P69).
+
+A session token a workflow's login step returned, an OAuth2 token the bridge fetched, a token it
+exchanged for a user: each is held (:mod:`bridge.secrets.held`) by the cache entry that may send
+it and by every tool call that sent it, until that call's result is made; never "the N most
+recent", which let a live token fall out when more than N calls ran at once.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bridge.identity.token_exchange import MAX_CACHED, ExchangeSettings, TokenExchanger
+from bridge.secrets.held import HeldTokens, call_scope
+from bridge.secrets.redact import Redactor
+from tests.bridge.fake_upstream import Recorded, Reply, make_reply
+from tests.e2e.test_identity import RESOURCE, UPSTREAM
+from tests.identity import BRIDGE_CLIENT, TOKEN_URL, FakeAuthorizationServer
+from tests.workflows.harness import arazzo, served, shop_upstream, text
+from tests.workflows.test_runtime import LOGIN
+
+WAIT = 30.0
+RUNS = 40  # more than the 32 "most recent" tokens redaction used to keep
+
+
+def session_of(user: str) -> str:
+    return f"sess-{user}-7f3a9c2e41b8"
+
+
+@pytest.mark.anyio
+async def test_concurrent_login_workflows_never_show_their_own_session_token(tmp_path: Path) -> None:
+    # Each run logs in, then calls /me, which echoes the session it was sent; the first user's
+    # /me answers only once every other run has sent its own session (and so been learnt).
+    fake = shop_upstream()
+    first = session_of("u0")
+    others_sent = anyio.Event()
+    seen: set[str] = set()
+
+    async def handle(r: Recorded) -> Reply:
+        if r.raw_path.startswith("/login"):
+            user = dict(r.query_pairs)["user"]
+            return make_reply(json_body=session_of(user), headers={"X-Expires-After": "soon"})
+        sent = (r.header("authorization") or "").removeprefix("Bearer ")
+        seen.add(sent)
+        if len(seen - {first}) == RUNS - 1:
+            others_sent.set()
+        if sent == first:
+            with anyio.fail_after(WAIT):
+                await others_sent.wait()
+        return make_reply(json_body={"user": f"you sent {sent}"})
+
+    fake.handler(handle)
+    results: dict[str, str] = {}
+    async with served(tmp_path, arazzo(LOGIN), fake) as client:
+
+        async def run(user: str) -> None:
+            result = await client.call_tool("whoami", {"user": user})
+            assert not result.is_error, text(result)
+            results[user] = text(result) + str(result.structured_content)
+
+        with anyio.fail_after(WAIT * 2):
+            async with anyio.create_task_group() as tg:
+                for i in range(RUNS):
+                    tg.start_soon(run, f"u{i}")
+    assert len(results) == RUNS and len(seen) == RUNS
+    shown = {user: shown for user, shown in results.items() if session_of(user) in shown}
+    assert not shown, f"{len(shown)} of {RUNS} results showed their own session token: {sorted(shown)}"
+    assert all("you sent ***" in shown for shown in results.values())
+
+
+# --------------------------------------------------------------------------------- the lifetime rule
+
+_TOKENS = [f"token-{i:02d}-abcdefgh" for i in range(12)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(["hold", "release", "call", "end"]), st.integers(0, len(_TOKENS) - 1)),
+        max_size=80,
+    )
+)
+def test_a_token_is_redacted_exactly_while_something_holds_it_and_memory_follows_what_is_live(
+    steps: list[tuple[str, int]],
+) -> None:
+    redactor = Redactor()
+    held = HeldTokens(redactor.learn)
+    cached: dict[str, int] = {}  # what the "caches" hold, by count
+    # Tool calls running at once, each in its own context (as the server's tasks are): its scope,
+    # and the token it sent.
+    calls: list[tuple[contextvars.Context, Any, str]] = []
+    base = contextvars.copy_context()  # no call scope open
+    for action, i in steps:
+        token = _TOKENS[i]
+        if action == "hold":
+            held.hold(token)
+            cached[token] = cached.get(token, 0) + 1
+        elif action == "release" and cached.get(token):
+            held.release(token)
+            cached[token] -= 1
+        elif action == "call":
+            context, scope = base.copy(), call_scope()
+            context.run(scope.__enter__)
+            context.run(held.use, token)
+            calls.append((context, scope, token))
+        elif action == "end" and calls:
+            context, scope, _ = calls.pop(i % len(calls))  # calls end in any order
+            context.run(scope.__exit__, None, None, None)
+        live = {t for t, n in cached.items() if n} | {t for _, _, t in calls}
+        for t in live:
+            assert "***" in redactor(f"echo {t} end") and t not in redactor(f"echo {t} end"), (t, steps)
+        assert set(_live(held)) == live
+        assert _indexed(redactor) <= 2 * len(live) + 8 + 1
+    for context, scope, _ in calls:
+        context.run(scope.__exit__, None, None, None)
+
+
+def _live(held: HeldTokens) -> list[str]:
+    return [t for t in _TOKENS if t in held]
+
+
+def _indexed(redactor: Redactor) -> int:
+    return len(redactor._learnt)  # what the search index holds, live and stale
+
+
+def test_a_token_used_outside_any_call_is_among_the_most_recent() -> None:
+    redactor = Redactor()
+    held = HeldTokens(redactor.learn)
+    for i in range(100):
+        held.use(f"unscoped-token-{i:03d}")
+    assert len(held) == 32 and "unscoped-token-099" in held and "unscoped-token-000" not in held
+
+
+@pytest.mark.anyio
+async def test_an_exchanged_token_stays_redacted_while_cached_or_sent_and_no_longer() -> None:
+    server = FakeAuthorizationServer(audience=RESOURCE)
+    settings = ExchangeSettings(TOKEN_URL, *BRIDGE_CLIENT, audience=UPSTREAM, transport=server.transport())
+    redactor = Redactor()
+    held = HeldTokens(redactor.learn)
+    exchanger = TokenExchanger(settings, remember=held.use, held=held)
+    users = MAX_CACHED + 40  # more than the exchange caches: the first ones are evicted
+    with call_scope():  # a call that sent the first user's token, answered
+        first = await exchanger.token_for("user0", server.token(sub="user0"), ("pets:read",))
+    sent: list[str] = []
+    started, answer = anyio.Event(), anyio.Event()
+
+    async def long_call() -> None:  # sends the second user's token, answers at the end
+        with call_scope():
+            sent.append(await exchanger.token_for("user1", server.token(sub="user1"), ("pets:read",)))
+            started.set()
+            await answer.wait()
+
+    with anyio.fail_after(WAIT):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(long_call)
+            await started.wait()
+            for i in range(2, users):
+                with call_scope():
+                    await exchanger.token_for(f"user{i}", server.token(sub=f"user{i}"), ("pets:read",))
+            inflight = sent[0]
+            assert inflight in held and inflight not in redactor(f"echo {inflight}")  # evicted, still sent
+            assert len(held) == MAX_CACHED + 1  # the cache, and the call still running: nothing else
+            answer.set()
+    assert first not in held and inflight not in held  # evicted and answered: let go
