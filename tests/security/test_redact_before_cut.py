@@ -27,6 +27,8 @@ from bridge.calls.longrunning.follow import FAILURE_EXCERPT_CHARS, STATE_TEXT_CH
 from bridge.contract.catalogue import EnvVar, HttpBinding, SecurityScheme
 from bridge.modes.program_result import MAX_PRINTED_CHARS, Printed, program_result
 from bridge.results.status_errors import ERROR_EXCERPT_CHARS, status_error
+from bridge.results.tool_result import response_to_result
+from bridge.results.trim import TrimSettings
 from bridge.secrets.credentials import Credentials
 from bridge.secrets.excerpt import SLACK, cut_redacted, excerpt
 from bridge.secrets.redact import Redactor
@@ -122,16 +124,30 @@ def around(secret: str, cut: int, split: int, filler: str, copies: int) -> str:
     return head + secret * copies + secret + filler + "z" * 20
 
 
-def _status_error(redact: Redactor, text: str) -> str:
-    response = UpstreamResponse(
-        status=500,
-        reason="Internal Server Error",
-        headers=httpx.Headers({"content-type": "text/plain"}),
-        content=text.encode(),
+def _answer(status: int, content: bytes, media: str) -> UpstreamResponse:
+    return UpstreamResponse(
+        status=status,
+        reason="Internal Server Error" if status >= 400 else "OK",
+        headers=httpx.Headers({"content-type": media}),
+        content=content,
         url=httpx.URL("http://upstream.test/x"),
         operation="GET /x",
     )
+
+
+def _status_error(redact: Redactor, text: str) -> str:
+    response = _answer(500, text.encode(), "text/plain")
     return str(status_error(response, binding=HttpBinding(method="GET", path="/x"), redact=redact))
+
+
+STRING_CAP = 1000
+
+
+def _json_string(redact: Redactor, text: str) -> str:
+    response = _answer(200, json.dumps({"v": text}).encode(), "application/json")
+    trim = TrimSettings(max_string=STRING_CAP)
+    binding = HttpBinding(method="GET", path="/x")
+    return texts(response_to_result(response, binding=binding, tool_name="x", redact=redact, trim=trim))
 
 
 def _printed(redact: Redactor, text: str) -> str:
@@ -147,6 +163,7 @@ def _bounded(redact: Redactor, text: str) -> str:
 
 SURFACES = {
     "status error": (_status_error, ERROR_EXCERPT_CHARS),
+    "answer string past the string cap": (_json_string, STRING_CAP - 1),
     "program output": (_printed, MAX_PRINTED_CHARS),
     "program value past the string cap": (_bounded, 1000 + SLACK),
     "any excerpt": (lambda redact, text: excerpt(text, redact, 64), 64),
@@ -184,6 +201,20 @@ def test_a_cut_never_leaves_part_of_a_mask(before: str, after: str) -> None:
         shown = cut_redacted(redacted, limit, mark="…").removesuffix("…")
         assert len(shown) <= limit and redacted.startswith(shown)
         assert shown.endswith("***") or not shown.endswith("*"), (limit, shown)
+
+
+def test_a_string_cut_by_trimming_never_ends_in_part_of_a_mask() -> None:
+    secret = "QXZJKVWqxzjkvw"
+    redact = redactor(secret)
+    for at in range(STRING_CAP - 6, STRING_CAP + 2):  # the mask across trimming's cut, at every offset
+        response = _answer(200, json.dumps({"v": "a" * at + secret + "b" * 50}).encode(), "application/json")
+        trim = TrimSettings(max_string=STRING_CAP)
+        result = response_to_result(
+            response, binding=HttpBinding(method="GET", path="/x"), tool_name="x", redact=redact, trim=trim
+        )
+        assert result.structured_content is not None
+        value = str(result.structured_content["v"])
+        assert not value.removesuffix("…").endswith("*") or value.removesuffix("…").endswith("***"), (at, value[-8:])
 
 
 # ------------------------------------------------------------------------ no other path cuts before redacting
