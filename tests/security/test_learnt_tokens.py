@@ -13,11 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bridge.contract.catalogue import EnvVar, SchemeUse, SecurityScheme
 from bridge.identity.token_exchange import MAX_CACHED, ExchangeSettings, TokenExchanger
+from bridge.secrets.credentials import Credentials
 from bridge.secrets.held import HeldTokens, call_scope
 from bridge.secrets.redact import Redactor
 from tests.bridge.fake_upstream import Recorded, Reply, make_reply
@@ -169,3 +172,38 @@ async def test_an_exchanged_token_stays_redacted_while_cached_or_sent_and_no_lon
             assert len(held) == MAX_CACHED + 1  # the cache, and the call still running: nothing else
             answer.set()
     assert first not in held and inflight not in held  # evicted and answered: let go
+
+
+@pytest.mark.anyio
+async def test_a_fetched_oauth_token_stays_redacted_while_cached_however_many_tokens_come_and_go() -> None:
+    fetched = "fetched-oauth-token-5d41402abc4b2a76"
+
+    def token_endpoint(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"access_token": fetched, "expires_in": 3600})
+
+    scheme = SecurityScheme(
+        type="oauth2",
+        token_url="https://auth.test/token",
+        env=(EnvVar(role="client_id", name="CID"), EnvVar(role="client_secret", name="CSECRET")),
+    )
+    credentials = Credentials(
+        {"oauth": scheme},
+        {"CID": "bridge", "CSECRET": "client-secret-0123456789"},
+        transport=httpx.MockTransport(token_endpoint),
+    )
+    with call_scope():  # the call that fetched it answered long ago
+        parts = await credentials.for_operation(((SchemeUse(scheme="oauth"),),))
+    assert ("Authorization", f"Bearer {fetched}") in parts.headers
+
+    async def workflow_run(i: int) -> None:  # each sends its own session token, then answers
+        with call_scope():
+            credentials.remember_token(f"session-{i:03d}-7f3a9c2e41b8")
+            await anyio.sleep(0)
+
+    async with anyio.create_task_group() as tg:
+        for i in range(RUNS):
+            tg.start_soon(workflow_run, i)
+    for i in range(RUNS):
+        credentials.remember_token(f"library-call-{i:03d}-7f3a9c2e")  # calls outside any tool call
+    assert fetched not in credentials.redact(f"echo {fetched}")  # still cached: may still be sent
+    await credentials.aclose()
