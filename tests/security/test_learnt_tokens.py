@@ -20,13 +20,18 @@ from hypothesis import strategies as st
 
 from bridge.contract.catalogue import EnvVar, SchemeUse, SecurityScheme
 from bridge.identity.token_exchange import MAX_CACHED, ExchangeSettings, TokenExchanger
+from bridge.modes.codemode import RUN_CODE
 from bridge.secrets.credentials import Credentials
 from bridge.secrets.held import HeldTokens, call_scope
 from bridge.secrets.redact import Redactor
+from generator.generate import build_catalogue
+from generator.options import GenerateOptions
 from tests.bridge.fake_upstream import Recorded, Reply, make_reply
-from tests.e2e.test_identity import RESOURCE, UPSTREAM
+from tests.bridge.modes.codemode.harness import code_client
+from tests.e2e.test_identity import RESOURCE
+from tests.e2e.test_identity import UPSTREAM as AUDIENCE
 from tests.identity import BRIDGE_CLIENT, TOKEN_URL, FakeAuthorizationServer
-from tests.workflows.harness import arazzo, served, shop_upstream, text
+from tests.workflows.harness import ENV, UPSTREAM, arazzo, served, shop_upstream, text, write
 from tests.workflows.test_runtime import LOGIN
 
 WAIT = 30.0
@@ -144,7 +149,7 @@ def test_a_token_used_outside_any_call_is_among_the_most_recent() -> None:
 @pytest.mark.anyio
 async def test_an_exchanged_token_stays_redacted_while_cached_or_sent_and_no_longer() -> None:
     server = FakeAuthorizationServer(audience=RESOURCE)
-    settings = ExchangeSettings(TOKEN_URL, *BRIDGE_CLIENT, audience=UPSTREAM, transport=server.transport())
+    settings = ExchangeSettings(TOKEN_URL, *BRIDGE_CLIENT, audience=AUDIENCE, transport=server.transport())
     redactor = Redactor()
     held = HeldTokens(redactor.learn)
     exchanger = TokenExchanger(settings, remember=held.use, held=held)
@@ -207,3 +212,29 @@ async def test_a_fetched_oauth_token_stays_redacted_while_cached_however_many_to
         credentials.remember_token(f"library-call-{i:03d}-7f3a9c2e")  # calls outside any tool call
     assert fetched not in credentials.redact(f"echo {fetched}")  # still cached: may still be sent
     await credentials.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_workflow_a_program_runs_holds_its_session_token_for_the_programs_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Code mode's host functions run inside the program's tool call: the token is held by that
+    # call's scope, never left to the "outside any tool call" fallback.
+    outside: list[str] = []
+    monkeypatch.setattr(HeldTokens, "_use_unscoped", lambda self, token: outside.append(token))
+    spec, flows = write(tmp_path, arazzo(LOGIN))
+    catalogue, _ = build_catalogue(str(spec), GenerateOptions(workflows=(str(flows),), mode="code"))
+    fake = shop_upstream()
+    session = session_of("ann")
+
+    def handle(r: Recorded) -> Reply:
+        if r.raw_path.startswith("/login"):
+            return make_reply(json_body=session, headers={"X-Expires-After": "soon"})
+        return make_reply(json_body={"user": f"you sent {r.header('authorization')}"})
+
+    fake.handler(handle)
+    async with code_client(None, catalogue=catalogue, fake=fake, base_url=UPSTREAM, environ=ENV) as (client, _):
+        with anyio.fail_after(WAIT):
+            ran = await client.call_tool(RUN_CODE, {"code": "r = await whoami(user='ann')\nr"})
+    assert not ran.is_error, text(ran)
+    assert outside == [] and session not in text(ran) and "***" in text(ran)
