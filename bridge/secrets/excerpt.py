@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["SLACK", "cut_redacted", "excerpt"]
+__all__ = ["SLACK", "cut_redacted", "cut_redacted_bytes", "excerpt"]
 
 SLACK = 32 * 1024
 """Longer than any spelling of a secret the redactor recognises (an escaped 2 KB token)."""
@@ -56,3 +56,13 @@ def cut_redacted(text: str, limit: int, *, mark: str = "", truncated: bool = Fal
     if text[limit] == "*" and shown.endswith("*"):
         shown = shown.rstrip("*")  # part of a mask: all of it goes
     return shown.rstrip() + mark if mark else shown
+
+
+def cut_redacted_bytes(data: bytes, limit: int) -> bytes:
+    """Already redacted ``data`` cut to at most ``limit`` bytes, never inside a mask."""
+    if len(data) <= limit:
+        return data
+    shown = data[:limit]
+    if data[limit : limit + 1] == b"*" and shown.endswith(b"*"):
+        shown = shown.rstrip(b"*")
+    return shown

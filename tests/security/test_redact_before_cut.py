@@ -34,6 +34,7 @@ from bridge.secrets.excerpt import SLACK, cut_redacted, excerpt
 from bridge.secrets.redact import Redactor
 from bridge.secrets.redact_json import Bounds, bounded_copy
 from bridge.upstream.client import UpstreamResponse
+from bridge.upstream.response_body import read_capped
 from tests.bridge.calls.longrunning.harness import QUICK, jobs_client
 from tests.bridge.calls.longrunning.jobs_upstream import API_KEY, JobStore, serve_jobs
 
@@ -194,6 +195,21 @@ def test_a_text_full_of_long_secrets_never_brings_a_cut_one_into_the_excerpt() -
     assert leaked(str(copied["v"])[:1001], secret) is None
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("split", [10, 100, 190])
+async def test_an_error_body_full_of_a_long_secret_leaves_no_run_of_it_past_the_read(split: int) -> None:
+    # The error body is read to its cap and 4 KiB more, redacted, then cut: the copies in those
+    # 4 KiB shrink to masks, which would move a copy the read cut in two into the kept part.
+    secret = ("QXZJKVWqxzjkvw" * 15)[:200]
+    redact = redactor(secret)
+    limit = 1000
+    body = ("e" * (limit - 50) + secret * 30)[: limit + 4096 - split] + secret + "z" * 5000
+    response = httpx.Response(500, stream=httpx.ByteStream(body.encode()))
+    content, truncated = await read_capped(response, "GET /x", limit=limit, redact=redact)
+    assert truncated and len(content) <= limit
+    assert leaked(content.decode(), secret) is None, content[-300:]
+
+
 @given(before=st.text("abc de.,", max_size=40), after=st.text("abc de.,", max_size=40))
 def test_a_cut_never_leaves_part_of_a_mask(before: str, after: str) -> None:
     redacted = before + "***" + after
@@ -240,6 +256,7 @@ MODEL_FACING = (
     "bridge/modes/sandbox.py",
     "bridge/resources/__init__.py",
     "bridge/results/response_check.py",
+    "bridge/upstream/response_body.py",
 )
 # Slices on those paths that cut no outside text: (file, source of the slice).
 NOT_TEXT = {
@@ -255,6 +272,9 @@ NOT_TEXT = {
     ("bridge/resources/__init__.py", "items[start:end]"),  # a page of a list
     ("bridge/results/response_check.py", "errors[:MAX_REPORTED_ERRORS]"),  # a list
     ("bridge/results/response_check.py", "details[:3]"),  # a list
+    # The read itself, redacted and cut after (response_body's own slack and margin).
+    ("bridge/upstream/response_body.py", "chunk[:room]"),
+    ("bridge/upstream/response_body.py", "' '.join(str(exc).split())[:160]"),  # zlib's message, to the log
 }
 
 
