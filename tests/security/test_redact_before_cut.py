@@ -102,6 +102,9 @@ async def test_a_key_straddling_the_status_words_cut_reaches_neither_progress_no
             pending = json.loads(result.content[0].text)  # type: ignore[union-attr]
             assert pending["status"] == "running" and pending["state"].startswith("rrr"), pending
             assert leaked(texts(result), API_KEY) is None, (split, texts(result))
+        with anyio.fail_after(WAIT):  # a status word of 200,000 characters: read only as far as needed
+            result = await client.call_tool("startJob", {"kind": "200000:state"})
+        assert json.loads(result.content[0].text)["state"] == "r" * STATE_TEXT_CHARS + "…"  # type: ignore[union-attr]
     assert messages and all(message.startswith("POST /jobs: rrr") for message in messages), messages
     assert leaked("\n".join(messages), API_KEY) is None
 
@@ -260,6 +263,7 @@ MODEL_FACING = (
 )
 # Slices on those paths that cut no outside text: (file, source of the slice).
 NOT_TEXT = {
+    ("bridge/calls/longrunning/follow.py", "text[:STATE_TEXT_CHARS + SLACK]"),  # a bounded read, given as partial
     ("bridge/results/status_errors.py", "text.lstrip()[:1]"),  # looks at the first character
     ("bridge/results/status_errors.py", "sorted(set(_rejected_fields(data)))[:5]"),  # a list
     ("bridge/results/status_errors.py", "data[:20]"),  # a list

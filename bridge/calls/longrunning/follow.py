@@ -32,7 +32,7 @@ from bridge.contract.catalogue import LongRunning, ToolEntry
 from bridge.contract.media_types import decode_text
 from bridge.results.trim import OFF_LOOP_BYTES
 from bridge.secrets.credentials import Credentials
-from bridge.secrets.excerpt import excerpt
+from bridge.secrets.excerpt import SLACK, excerpt
 from bridge.secrets.redact import mask_before_decoding
 from bridge.tools.errors import ToolError, UnsafeRequestError, UpstreamError
 from bridge.upstream.client import UpstreamResponse
@@ -153,8 +153,10 @@ class Pending:
     def state_text(self) -> str:
         """The API's word for where the operation stands: short, printable, redacted (it is upstream text)."""
         text = self.last.state_text if self.last is not None and self.last.state_text else "running"
-        printable = "".join(c for c in text if c.isprintable())  # before redaction: dropping joins the rest
-        return excerpt(printable, self.call.runtime.credentials.redact, STATE_TEXT_CHARS, mark="…")
+        read = text[: STATE_TEXT_CHARS + SLACK]  # a bounded read (the word may be megabytes): excerpt drops its tail
+        printable = "".join(c for c in read if c.isprintable())  # before redaction: dropping joins the rest
+        redact = self.call.runtime.credentials.redact
+        return excerpt(printable, redact, STATE_TEXT_CHARS, mark="…", partial=len(read) < len(text)) or "…"
 
 
 def status_url(response: UpstreamResponse, settings: LongRunning, base_url: httpx.URL, op: str) -> httpx.URL | None:
