@@ -101,7 +101,7 @@ class TokenExchanger:
         key = self._key(subject, subject_token, scopes)
         cached = self._fresh(key)
         if cached is not None:
-            self._remember(cached)  # most recently used: kept for redaction
+            self._remember(cached)  # held for redaction while this call runs
             return cached
         lock = self._inflight.setdefault(key, anyio.Lock())
         try:
