@@ -195,11 +195,12 @@ class OperationCall:
                         f"{self.operation}: the credential a workflow step gives for {use.scheme} holds characters "
                         "that cannot be sent (line breaks, control or non-ASCII characters)."
                     )
-                # Redacted from now on, like any credential: the value, and the token of "Bearer <token>".
-                self.runtime.credentials.remember_token(value)
+                # Redacted while this call runs, like any credential: the value, and the token of
+                # "Bearer <token>". A new token rebuilds redaction's index: off the loop.
                 scheme_word, _, token = value.partition(" ")
-                if token and scheme_word.isalpha():
-                    self.runtime.credentials.remember_token(token.strip())
+                learnt = (value, token.strip()) if token and scheme_word.isalpha() else (value,)
+                for each in learnt:
+                    await anyio.to_thread.run_sync(self.runtime.credentials.remember_token, each)
                 if scheme.type == "apiKey" and scheme.location == "query":
                     query.append((scheme.param_name or "", value))
                 elif scheme.type == "apiKey" and scheme.location == "cookie":
@@ -239,7 +240,13 @@ class OperationCall:
             return
         binding = self.entry.binding
         await anyio.to_thread.run_sync(
-            contract.check, binding.method, binding.path, response.status, response.headers, response.content
+            contract.check,
+            binding.method,
+            binding.path,
+            response.status,
+            response.headers,
+            response.content,
+            self.runtime.credentials.redact,
         )
 
     def check_status(

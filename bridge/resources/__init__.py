@@ -28,6 +28,8 @@ from bridge.contract.catalogue import OPERATION_META_KEY, Catalogue
 from bridge.identity.scopes import allows, caller_scopes
 from bridge.resources.uris import MAX_URI, Template, scheme_for, template_for
 from bridge.results.trim import OFF_LOOP_BYTES
+from bridge.secrets.excerpt import excerpt
+from bridge.secrets.held import call_scope
 from bridge.server.callers import caller_of
 from bridge.tools.errors import InvalidArgumentsError, ToolError
 from bridge.tools.registry import ToolRegistry
@@ -120,6 +122,12 @@ class Resources:
     async def read(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.ReadResourceRequestParams
     ) -> mcp_types.ReadResourceResult | mcp_types.InputRequiredResult:
+        with call_scope():  # every token the read sends stays redacted until its answer is made
+            return await self._read(ctx, params)
+
+    async def _read(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.ReadResourceRequestParams
+    ) -> mcp_types.ReadResourceResult | mcp_types.InputRequiredResult:
         uri = str(params.uri)
         template, arguments = self._find(uri)
         call = self._calls[template.entry.name]
@@ -137,13 +145,19 @@ class Resources:
         except InputRequired as exc:  # 2026-07-28: the user is asked, and the client reads again
             return exc.result
         except InvalidArgumentsError as exc:
-            raise MCPError(code=mcp_types.INVALID_PARAMS, message=redact(str(exc))[:1000], data={"uri": uri}) from None
+            raise MCPError(
+                code=mcp_types.INVALID_PARAMS, message=excerpt(str(exc), redact, 1000), data={"uri": uri}
+            ) from None
         except ApiError as exc:
             if exc.status == 404:
                 raise MCPError(code=mcp_types.INVALID_PARAMS, message="Resource not found", data={"uri": uri}) from None
-            raise MCPError(code=RESOURCE_CALL_FAILED, message=str(exc)[:2000], data={"uri": uri}) from None
+            raise MCPError(
+                code=RESOURCE_CALL_FAILED, message=excerpt(str(exc), redact, 2000), data={"uri": uri}
+            ) from None
         except ToolError as exc:
-            raise MCPError(code=RESOURCE_CALL_FAILED, message=redact(str(exc))[:2000], data={"uri": uri}) from None
+            raise MCPError(
+                code=RESOURCE_CALL_FAILED, message=excerpt(str(exc), redact, 2000), data={"uri": uri}
+            ) from None
         return mcp_types.ReadResourceResult(contents=_contents(uri, result, _mime(template)))
 
 

@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from bridge.confirm.asking import Confirmations, InputRequired
 from bridge.identity.scopes import allows, caller_scopes, missing
+from bridge.secrets.held import call_scope
 from bridge.secrets.scrub import scrub
 from bridge.server.call_wire import CallResultWire, hold_structured
 from bridge.server.callers import caller_of
@@ -208,7 +209,15 @@ class _ToolHandlers:
     async def _run(
         self, tool: Tool, arguments: dict[str, Any] | None, tool_ctx: ToolContext
     ) -> types.CallToolResult | types.InputRequiredResult:
-        """The tool's result, or its error as an ``isError`` result (``InputRequiredResult``: a confirmation round)."""
+        """The tool's result, or its error as an ``isError`` result (``InputRequiredResult``: a confirmation round).
+
+        Every token the call learns or sends stays redacted until its result and error are made."""
+        with call_scope():
+            return await self._run_held(tool, arguments, tool_ctx)
+
+    async def _run_held(
+        self, tool: Tool, arguments: dict[str, Any] | None, tool_ctx: ToolContext
+    ) -> types.CallToolResult | types.InputRequiredResult:
         try:
             return await invoke(tool, self._validator, arguments, tool_ctx)
         except MCPError:

@@ -37,6 +37,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from bridge.secrets.excerpt import cut_redacted
 from bridge.server.callers import caller_of
 from bridge.tools.owned import OwnedPool, PoolFull
 from bridge.tools.registry import Confirmer, ToolContext
@@ -59,6 +60,8 @@ UNKNOWN_TASK = (
     "operation may still be running or be done: check with the API (list or get the resource) before "
     "starting it again."
 )
+
+STATUS_MESSAGE_CHARS = 500  # of a failed task's first text block, as its status message
 
 # The tools/call being served when it asked for a task: the handler puts the CreateTaskResult here
 # and the middleware answers with it (the SDK would check a handler's tools/call result against
@@ -350,5 +353,5 @@ async def _quiet(progress: float, total: float | None, message: str | None) -> N
 def _first_text(result: mcp_types.CallToolResult) -> str | None:
     for block in result.content:
         if isinstance(block, mcp_types.TextContent):
-            return block.text[:500]
+            return cut_redacted(block.text, STATUS_MESSAGE_CHARS, mark="…")  # the handler redacted it
     return None

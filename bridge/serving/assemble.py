@@ -178,6 +178,7 @@ def build_runtime(
                 transport=exchange_transport,
             ),
             remember=runtime.credentials.remember_exchanged,
+            held=runtime.credentials.held,
         )
     limits = CallerLimits(options.max_calls_per_user, options.max_user_calls_per_second)
     return dataclasses.replace(runtime, identities=True, exchanger=exchanger, caller_limits=limits)
