@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from bridge.contract.clients.start_mode import DISCOVERY_HINT_TOKENS as START_MODE_BUDGET
 from bridge.contract.result_shape import DEFAULT_OUTPUT_DEPTH
 from bridge.contract.schema_bound import DEFAULT_INPUT_SCHEMA_BYTES
 
@@ -20,8 +21,8 @@ DEFAULT_BOILERPLATE_REPEATS = 20
 DEFAULT_SHARE_MIN_CHARS = 200
 DEFAULT_SHARED_ARGUMENT_TOOLS = 20
 # Above this many model-visible tokens (name + description + inputSchema of every tool), `generate`
-# suggests discovery mode.
-DISCOVERY_HINT_TOKENS = 30_000
+# suggests discovery mode and client configs start in it (one definition: bridge/contract/clients/start_mode.py).
+DISCOVERY_HINT_TOKENS = START_MODE_BUDGET
 
 Mode = Literal["tools", "discovery", "code"]
 

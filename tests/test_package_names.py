@@ -66,3 +66,24 @@ def test_without_an_output_folder_the_title_names_it(tmp_path: Path, monkeypatch
     assert result.exit_code == 0, result.output
     catalogue = load_catalogue(tmp_path / "generated" / "email_activity_beta")
     assert catalogue.env_prefix == "EMAIL_ACTIVITY_BETA"
+
+
+@pytest.mark.parametrize(
+    ("title", "name"),
+    [
+        ("GitHub's official OpenAPI spec + Octokit extension", "github_octokit"),
+        ("Asana’s Official API Specification", "asana_api"),
+        ("Email Activity (beta)", "email_activity_beta"),
+        ("Google Cloud Storage JSON API v1", "google_cloud_storage"),
+        ("OpenAPI", "openapi"),  # nothing but filler: the title as it is
+    ],
+)
+def test_without_o_the_name_comes_from_the_title_cleaned_to_three_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, title: str, name: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({**SPEC, "info": {"title": title, "version": "1"}}), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["generate", str(spec)])
+    assert result.exit_code == 0, result.output
+    assert load_catalogue(tmp_path / "generated" / name).name == name

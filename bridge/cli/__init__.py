@@ -1,4 +1,4 @@
-"""The ``mcp-bridge`` command: generate, serve, inspect, and list or call a package's tools.
+"""The ``mcp-bridge`` command: generate, serve, inspect, install into a client, and list or call tools.
 
 Exit codes: 0 ok, 1 errors (bad spec, failed generation), 2 usage. Each command lives in a module
 of its own, imported only when that command runs (click's lazy-group pattern), so ``mcp-bridge
@@ -24,6 +24,7 @@ COMMANDS = {
     "generate": "bridge.cli.generate:generate",
     "serve": "bridge.cli.serve:serve",
     "inspect": "bridge.cli.inspect:inspect",
+    "install": "bridge.cli.install:install",
     "list": "bridge.cli.try_tools:list_tools",
     "demo": "bridge.cli.demo:demo",
     "call": "bridge.cli.try_tools:call_tool",

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from bridge.cli.tokens import TokenCounter, load_counter
-from bridge.contract.catalogue import OPERATION_META_KEY, Catalogue, ServeMode, ToolEntry
+from bridge.contract.catalogue import Catalogue, ServeMode
+from bridge.contract.clients.start_mode import listed_tool
 
 __all__ = ["Report", "ToolCost", "inspect_target", "model_visible_tokens", "print_report", "report_json"]
 
@@ -66,22 +67,6 @@ def model_visible_tokens(catalogue: Catalogue, counter: TokenCounter) -> int:
     """Tokens of the tools/list payload the catalogue's tools make (what the model pays up front):
     each tool as it is sent, its shown input schema and its output schema included."""
     return sum(counter.count_json(listed_tool(entry)) for entry in catalogue.tools)
-
-
-def listed_tool(entry: ToolEntry) -> dict[str, Any]:
-    """``entry`` as tools/list sends it (bridge/server/handlers.py ``wire_data`` of its HTTP tool)."""
-    wire: dict[str, Any] = {"name": entry.name}
-    if entry.title is not None:
-        wire["title"] = entry.title
-    if entry.description:
-        wire["description"] = entry.description
-    shown = entry.advertised_input_schema if entry.advertised_input_schema is not None else entry.input_schema
-    wire["inputSchema"] = shown
-    if entry.output_schema is not None:
-        wire["outputSchema"] = entry.output_schema
-    wire["annotations"] = asdict(entry.annotations)
-    wire["_meta"] = {OPERATION_META_KEY: entry.operation}
-    return wire
 
 
 def _load(target: str) -> tuple[Catalogue, Path | None]:

@@ -22,17 +22,17 @@ from generator.options import (
 
 
 def _read_config(path: Path | None) -> dict[str, Any]:
+    """The ``--config`` mapping, checked against generator/load/config.schema.json: each problem one line, exit 2."""
     if path is None:
         return {}
-    import yaml
+    from generator.load.config import ConfigError, read_config
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise click.UsageError(f"cannot read config {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise click.UsageError(f"config {path} must be a mapping")
-    return data
+        return read_config(path)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            _err(f"error: {problem}")
+        sys.exit(2)
 
 
 def _mapping(config: dict[str, Any], *keys: str) -> dict[str, Any]:
@@ -313,15 +313,10 @@ def _env_prefix(value: str | None) -> str | None:
 
 
 def _program() -> tuple[str, ...]:
-    """How a client starts this mcp-bridge: its absolute path, else this Python with ``-m bridge``."""
-    import os
-    import shutil
+    """How a client starts this mcp-bridge: one that will still exist (never a uvx cache folder)."""
+    from bridge.cli.client_files import stable_program
 
-    if Path(sys.argv[0]).name == "mcp-bridge" and Path(sys.argv[0]).is_file():
-        return (os.path.abspath(sys.argv[0]),)
-    beside = Path(sys.executable).parent / "mcp-bridge"  # the script of this interpreter's environment
-    found = str(beside) if beside.is_file() else shutil.which("mcp-bridge")
-    return (os.path.abspath(found),) if found else (sys.executable, "-m", "bridge")
+    return stable_program()
 
 
 class _Interrupted:
@@ -386,9 +381,9 @@ def _discovery_hint(catalogue: Any, out_dir: Path) -> None:
         about = "" if counter.exact else "about "
         click.echo(
             f"Hint: the tool list costs {about}{tokens:,} tokens before the first call (over "
-            f"{DISCOVERY_HINT_TOKENS:,}{'; ' + exactly if exactly else ''}). Consider `mcp-bridge serve "
-            f"{out_dir} --mode discovery` (three tools: search, describe, call), or generate with --mode "
-            "discovery to make it the default."
+            f"{DISCOVERY_HINT_TOKENS:,}{'; ' + exactly if exactly else ''}). The README's client configs and "
+            f"`mcp-bridge install` start it with `mcp-bridge serve {out_dir} --mode discovery` (three tools: "
+            "search, describe, call); generate with --mode discovery to make it the package's default."
         )
 
 

@@ -53,6 +53,7 @@ from urllib.parse import quote_plus
 import httpx
 
 from bridge.contract.catalogue import EnvRole, SchemeUse, SecurityScheme, StaticHeader
+from bridge.contract.clients.placeholders import is_bracketed_placeholder
 from bridge.secrets.bound import missing_message
 from bridge.secrets.header_values import HEADER_SAFE, basic_authorization
 from bridge.secrets.held import HeldTokens
@@ -114,17 +115,28 @@ class Credentials:
             environ = os.environ
         self._schemes = dict(schemes)
         self._env: dict[str, str] = {}
+        # A README's `<set me: ...>` left in a client's config was sent as the key: such a value is unset.
+        placeholders: list[str] = []
         for scheme in self._schemes.values():
             for var in scheme.env:
                 raw = environ.get(var.name)
-                if raw is not None:
+                if raw is not None and is_bracketed_placeholder(raw):
+                    placeholders.append(var.name)
+                elif raw is not None:
                     self._env[var.name] = raw.strip()
         # Variables bound to parameters by the generator's `bind:` config: secrets like the rest.
         self._bound: dict[str, str] = {}
         for name in bound_env:
             raw = environ.get(name)
-            if raw is not None and raw.strip():
+            if raw is not None and is_bracketed_placeholder(raw):
+                placeholders.append(name)
+            elif raw is not None and raw.strip():
                 self._bound[name] = raw.strip()
+        if placeholders:
+            logger.warning(
+                "%s: the value is a placeholder such as <value>, not a credential; treated as unset",
+                ", ".join(dict.fromkeys(placeholders)),
+            )
         self._bound_view: Mapping[str, str] = MappingProxyType(self._bound)
         self._headers = tuple(headers)
         self._secrets: dict[str, None] = {}

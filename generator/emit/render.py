@@ -21,9 +21,12 @@ from bridge.contract.catalogue import (
     ToolEntry,
     stub_entries,
 )
+from bridge.contract.clients.entry import readme_snippets
+from bridge.contract.clients.start_mode import start_mode
 from bridge.contract.runtime_requirements import requirements_txt
 from bridge.contract.stubs import STUBS_FILE
 from bridge.contract.version import bridge_version
+from generator import options as generation_options
 from generator.emit.pysafe import py_str
 from generator.emit.stubs import stubs_with_warnings
 from generator.emit.write import MANIFEST_FILE, PackageFiles
@@ -149,6 +152,7 @@ def render_package(
 ) -> PackageFiles:
     """The files of ``api``'s package; ``catalogue`` is what the runtime will serve."""
     args = run.args(api.name)
+    mode_args, mode_reason = start_mode(catalogue, generation_options.DISCOVERY_HINT_TOKENS)
     context = {
         "api": api,
         "catalogue": catalogue,
@@ -156,7 +160,8 @@ def render_package(
         "generator_version": bridge_version(),
         "env_vars": _env_vars(catalogue),
         "serve_command": shlex.join([run.program[0], *args]),
-        "client_configs": _client_configs(api.name, catalogue, run.program[0], args),
+        "client_configs": _client_configs(api.name, catalogue, run.program[0], [*args, *mode_args]),
+        "start_mode_reason": mode_reason,
     }
     env = _environment()
     package = PackageFiles()
@@ -196,19 +201,10 @@ def api_identity(api: Api) -> dict[str, object]:
 
 
 def _client_configs(name: str, catalogue: Catalogue, program: str, args: list[str]) -> list[tuple[str, str]]:
-    """(where it goes, JSON) for Claude Desktop, Cursor and VS Code; json.dumps does the quoting."""
-    env = {var.name: f"<{var.role}>" for scheme in catalogue.security_schemes.values() for var in scheme.env}
-    if not catalogue.servers:  # no default base URL: the client must give one
-        env = {f"{catalogue.env_prefix}_BASE_URL": "https://api.example.com", **env}
-    server: dict[str, Any] = {"command": program, "args": args}
-    if env:
-        server["env"] = dict(sorted(env.items()))
-    mcp_servers = json.dumps({"mcpServers": {name: server}}, indent=2, ensure_ascii=False)
-    vscode = json.dumps({"servers": {name: {"type": "stdio", **server}}}, indent=2, ensure_ascii=False)
+    """(where it goes, JSON) for each client, built by the code `mcp-bridge install` uses; json.dumps quotes."""
     return [
-        ("Claude Desktop (`claude_desktop_config.json`)", mcp_servers),
-        ("Cursor (`~/.cursor/mcp.json`, or `.cursor/mcp.json` in a project)", mcp_servers),
-        ("VS Code (`.vscode/mcp.json`)", vscode),
+        (where, json.dumps(config, indent=2, ensure_ascii=False))
+        for where, config in readme_snippets(name, catalogue, program, args)
     ]
 
 

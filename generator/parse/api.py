@@ -13,6 +13,7 @@ once. Parameters are :mod:`generator.parse.params`, bodies :mod:`generator.parse
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import fnmatch
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -57,7 +58,7 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
     """Build the intermediate model of ``document``; issues are collected in ``Api.issues``."""
     info_node = document.get("info")
     info: dict[str, Any] = info_node if isinstance(info_node, dict) else {}
-    name = options.name or package_name(str(info.get("title") or ""))
+    name = options.name or package_name(title_words(str(info.get("title") or "")))
     env_prefix = options.env_prefix or env_prefix_for(name)
     level = Level.ERROR if options.strict else Level.WARNING
     bindings, bind_problems = bind_config.usable(options.bindings)
@@ -73,6 +74,7 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
     max_length = _max_name_length(ctx)
 
     raws = list(_iter_operations(ctx))
+    ctx.issues.extend(_unmatched_overrides(options.overrides, raws))
     decisions = {raw.label: annotation_rules.decide(ctx, raw) for raw in raws}
     annotations = {label: decision.annotations for label, decision in decisions.items()}
     excluded = [raw.label for raw in raws if _is_excluded(raw, annotations[raw.label], options)]
@@ -119,6 +121,19 @@ def package_name(title: str) -> str:
     """``Swagger Petstore`` → ``swagger_petstore``; a valid Python package name."""
     slug = _NON_ALNUM.sub("_", title.lower()).strip("_") or "api"
     return f"api_{slug}" if slug[0].isdigit() else slug
+
+
+# Words a title adds that say nothing about which API it is ("GitHub's official OpenAPI spec + Octokit extension").
+_FILLER_WORDS = frozenset({"official", "openapi", "spec", "specs", "specification", "extension", "extensions"})
+_POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s\b", re.IGNORECASE)
+TITLE_WORDS = 3
+
+
+def title_words(title: str) -> str:
+    """A title cut to what names the API: no possessives or filler words, at most three words."""
+    words = _NON_ALNUM.split(_POSSESSIVE.sub("", title.lower()))
+    kept = [word for word in words if word and word not in _FILLER_WORDS]
+    return " ".join(kept[:TITLE_WORDS]) or title
 
 
 def env_prefix_for(name: str) -> str:
@@ -178,6 +193,20 @@ def _overrides(options: GenerateOptions, op: Mapping[str, Any], method: str, pat
     if isinstance(by_id, dict):
         merged.update(by_id)
     return merged
+
+
+def _unmatched_overrides(overrides: Mapping[str, Any], raws: list[_RawOperation]) -> Iterator[Issue]:
+    """An ``operations:`` key that names no operation is an error: its settings would silently not apply."""
+    ids = [raw.operation_id for raw in raws if raw.operation_id]
+    labels = {raw.label for raw in raws}
+    for key in overrides:
+        verb, _, rest = str(key).partition(" ")
+        if key in ids or (rest and f"{verb.upper()} {rest}" in labels):
+            continue
+        close = difflib.get_close_matches(str(key), sorted(labels) if rest else ids, n=3, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        where = f"config: {jsonpointer.join('operations', str(key))}"
+        yield Issue(Level.ERROR, where, f"no operation has this operationId or `METHOD /path`{hint}")
 
 
 def _is_excluded(raw: _RawOperation, annotations: ToolAnnotationsSpec, options: GenerateOptions) -> bool:

@@ -73,6 +73,7 @@ def test_the_sdist_and_wheel_carry_the_license_the_demo_spec_and_the_templates(b
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
     assert "bridge/cli/demo_petstore.yaml" in names
+    assert "generator/load/config.schema.json" in names  # `generate --config` checks against it
     assert any(name.endswith("LICENSE") for name in names)
     assert any(name.startswith("generator/emit/templates/") and name.endswith(".jinja") for name in names)
 

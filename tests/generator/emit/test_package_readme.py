@@ -1,4 +1,4 @@
-"""The generated README works as it is: real folder, real program, real variables, three client forms."""
+"""The generated README works as it is: real folder, real program, real variables, four client forms."""
 
 from __future__ import annotations
 
@@ -57,12 +57,12 @@ def test_the_readme_names_the_absolute_folder_and_program_in_every_client_form(
     assert commands and all(shlex.split(c)[0].startswith("/") for c in commands)
     assert all(shlex.split(c)[-1] == str(folder) or str(folder) in shlex.split(c) for c in commands)
     configs = _configs(readme)
-    assert [next(iter(c)) for c in configs] == ["mcpServers", "mcpServers", "servers"]
+    assert [next(iter(c)) for c in configs] == ["mcpServers", "mcpServers", "servers", "mcpServers"]
     for config in configs:
         entry = _servers(config)["tiny"]
         assert Path(str(entry["command"])).is_absolute()
         assert isinstance(entry["args"], list) and entry["args"][-2:] == ["serve", str(folder)]
-    assert _servers(configs[2])["tiny"]["type"] == "stdio"
+    assert _servers(configs[2])["tiny"]["type"] == "stdio" and _servers(configs[3])["tiny"]["type"] == "stdio"
 
 
 def test_the_client_env_lists_the_credential_variables_and_the_base_url_when_there_is_no_server(
