@@ -20,7 +20,7 @@ from generator.load.reading import SpecError
 from generator.load.spec import LoadedSpec, load_spec
 from generator.options import GenerateOptions
 from generator.parse.api import parse_api
-from generator.parse.credential_notes import credential_notes
+from generator.parse.decide.credential_notes import credential_notes
 from generator.parse.ir import Api
 from generator.parse.unsatisfiable import impossible_parts
 from generator.shape.api import shape_api

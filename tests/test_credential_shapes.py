@@ -502,7 +502,7 @@ def test_generate_warns_once_naming_the_credential_properties_it_left_out(tmp_pa
     ],
 )
 def test_secret_like_names_in_any_case_or_separator_style(name: str, secret: bool) -> None:
-    from generator.parse.credential_notes import secret_like
+    from generator.parse.decide.credential_notes import secret_like
 
     assert secret_like(name) is secret
 

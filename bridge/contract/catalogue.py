@@ -14,7 +14,7 @@ from pydantic.dataclasses import dataclass
 
 CATALOGUE_FORMAT = 1
 # How the generator decided the tools' annotations: 0 (absent) from the method alone, 1 from every
-# signal (generator/parse/annotations.py). Serving reads a 0 catalogue's names again.
+# signal (generator/parse/decide/annotations.py). Serving reads a 0 catalogue's names again.
 ANNOTATION_RULES = 1
 CATALOGUE_FILE = "catalogue.json"
 OPERATION_META_KEY = "mcp-bridge/operation"

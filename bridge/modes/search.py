@@ -133,7 +133,7 @@ class SearchEntry:
     deprecated: bool = False
     # Whether its result is an array or a page (bridge/contract/listing.py); None: no result schema.
     returns_list: bool | None = None
-    # The catalogue's annotations (generator/parse/annotations.py); None: from the method alone.
+    # The catalogue's annotations (generator/parse/decide/annotations.py); None: from the method alone.
     read_only: bool | None = None
     destructive: bool | None = None
 

@@ -2,7 +2,7 @@
 
 Search (bridge/modes/search.py) ranks by words and fit; this moves back, stably, the operations the
 query does not ask for, reading what each does from the catalogue's annotations (the generator's one
-decision, generator/parse/annotations.py), so search agrees with ``--read-only``, run_query and
+decision, generator/parse/decide/annotations.py), so search agrees with ``--read-only``, run_query and
 ``--confirm``:
 
 - For a read query (list, show, get, find, which, how many), a write that is not named as a read

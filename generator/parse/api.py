@@ -23,7 +23,6 @@ from bridge.contract.catalogue import JsonSchema, OutputPolicy, ToolAnnotationsS
 from bridge.contract.expressions import json_pointer as jsonpointer
 from generator.issues import Issue, Level
 from generator.options import MAX_NAME_LENGTH_LIMIT, GenerateOptions
-from generator.parse import annotations as annotation_rules
 from generator.parse import bindings as bind_config
 from generator.parse import longrunning, naming
 from generator.parse.bodies import FILE_PATTERN as FILE_PATTERN  # re-exported: tests and callers import it from here
@@ -35,7 +34,8 @@ from generator.parse.context import Skip as _Skip
 from generator.parse.context import deref as _deref
 from generator.parse.context import tags as _tags
 from generator.parse.context import text as _text
-from generator.parse.credential_notes import config_security_issues, credential_args_warning
+from generator.parse.decide import annotations as annotation_rules
+from generator.parse.decide.credential_notes import config_security_issues, credential_args_warning
 from generator.parse.ir import Api, Operation
 from generator.parse.params import is_never_an_argument as is_never_an_argument  # re-exported for callers
 from generator.parse.params import params as _params

@@ -38,7 +38,7 @@ class Context:
     static_headers: tuple[StaticHeader, ...] = ()
     # Credential-carrying parameters and body properties left out: "name (location)" -> operations.
     credential_args: dict[str, set[str]] = field(default_factory=dict)
-    # (location, name, value) of the spec constants already noted (generator/parse/constants.py).
+    # (location, name, value) of the spec constants already noted (generator/parse/decide/constants.py).
     constant_notes: set[tuple[str, str, str]] = field(default_factory=set)
     # Shared subschemas' oneOf verdicts (generator/parse/schemas/one_of.py), by the converted dict's id.
     one_of_cache: dict[int, Any] = field(default_factory=dict)

@@ -20,7 +20,6 @@ from bridge.contract.wire_rules import FORBIDDEN_HEADERS, credential_name, descr
 from generator.issues import Issue, Level
 from generator.parse import bindings as bind_config
 from generator.parse import param_rules
-from generator.parse.constants import spec_constant
 from generator.parse.context import Context as _Context
 from generator.parse.context import Inputs as _Inputs
 from generator.parse.context import RawOperation as _RawOperation
@@ -28,6 +27,7 @@ from generator.parse.context import Skip as _Skip
 from generator.parse.context import deref as _deref
 from generator.parse.context import described as _described
 from generator.parse.context import text as _text
+from generator.parse.decide.constants import spec_constant
 from generator.parse.ir import Param
 from generator.parse.schemas.bad_defaults import without_bad_examples
 from generator.parse.schemas.convert import REQUEST
@@ -61,7 +61,7 @@ def params(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Param, .
         key = (node["name"], node["in"])
         if key not in binds and (slot := param_rules.slot_binding(ctx.schemes, node["in"], node["name"])) is not None:
             binds[key] = slot
-    # A required parameter with one possible value is sent as that constant (generator/parse/constants.py).
+    # A required parameter with one possible value is sent as that constant (generator/parse/decide/constants.py).
     for node in bindable:
         key = (node["name"], node["in"])
         if key not in binds and (constant := spec_constant(node, _info_version(ctx))) is not None:

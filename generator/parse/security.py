@@ -14,7 +14,7 @@ from generator.parse.context import RawOperation as _RawOperation
 from generator.parse.context import Skip as _Skip
 from generator.parse.context import deref as _deref
 from generator.parse.context import text as _text
-from generator.parse.credential_notes import config_security_issues
+from generator.parse.decide.credential_notes import config_security_issues
 from generator.parse.ir import Operation
 
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

@@ -197,7 +197,7 @@ def _param(**node: Any) -> dict[str, Any]:
 def test_a_required_parameter_with_one_value_the_spec_states_is_a_constant(
     node: dict[str, Any], info_version: str, sent: str | None
 ) -> None:
-    from generator.parse.constants import spec_constant
+    from generator.parse.decide.constants import spec_constant
 
     found = spec_constant(node, info_version)
     assert (found[0].value if found else None) == sent

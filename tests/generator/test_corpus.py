@@ -108,7 +108,7 @@ def _check_api(document: dict[str, Any], api: Api) -> None:
                 assert bound.get(key, "") == "", f"{op.label}: credential {key} is an argument"
                 continue
             if key in constants:
-                continue  # one value the spec states: the bridge sends it (generator/parse/constants.py)
+                continue  # one value the spec states: the bridge sends it (generator/parse/decide/constants.py)
             assert key in bound, f"{op.label}: parameter {key} dropped"
             assert bound[key] in properties, f"{op.label}: argument {bound[key]} missing from the schema"
         if "requestBody" in op_doc:

@@ -1,7 +1,7 @@
 """The verbs operations are named with, as data: which read, which write, which destroy.
 
 Both halves use one vocabulary: the generator decides an operation's annotations from the verbs its
-names and summary lead with (generator/parse/annotations.py), and search asks whether a query names
+names and summary lead with (generator/parse/decide/annotations.py), and search asks whether a query names
 a destructive verb (bridge/modes/search.py). Words are compared lower-cased and whole; a name is
 split at separators and case changes (``TerminateInstances``, ``terminate_instances``,
 ``terminate-instances``, ``drive.files.delete``). Every regular expression here is fixed and runs in
@@ -191,7 +191,7 @@ def said_by(
     """Every verb an operation's names say: its ``operation_id``'s, each RPC action's (``(source,
     name)``: an AWS operation name or ``Action`` constant), its path's (``Action=`` in it, a custom
     method, an RPC segment), and its ``summary``'s when no name says one (prose often opens with a
-    noun: "Drop rate"). The generator decides annotations from these (generator/parse/annotations.py);
+    noun: "Drop rate"). The generator decides annotations from these (generator/parse/decide/annotations.py);
     serving reads them again for a package generated before it did (bridge/serving/package.py)."""
     found = [_said(f"operationId {operation_id}", id_verb(method, operation_id))] if operation_id else []
     named = [*actions, *((f"path {path}", action) for action in PATH_ACTION.findall(path))]

@@ -1,4 +1,4 @@
-"""Annotations from every signal, the safe one winning (generator/parse/annotations.py)."""
+"""Annotations from every signal, the safe one winning (generator/parse/decide/annotations.py)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from generator.options import GenerateOptions
 from generator.parse.api import parse_api
-from generator.parse.credential_notes import credential_args_warning
+from generator.parse.decide.credential_notes import credential_args_warning
 from tests.bridge.contract.test_credential_names import CREDENTIALS, KEPT, spelled
 
 

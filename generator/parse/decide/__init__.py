@@ -1,0 +1,1 @@
+"""What the generator decides for the model beyond the spec's words: annotations, constants, credential notes."""
