@@ -124,11 +124,21 @@ async def _serve(package: Path, mode: str, program: str) -> dict[str, Any]:
     return out
 
 
+RESULTS = OUT_DIR / "huge" / "generated.json"  # generate figures, kept for --serve-only
+
+
 def measure(runs: int, generate_runs: int) -> list[dict[str, Any]]:
+    """``generate_runs`` 0: the packages and generate figures of the last run, serving measured again."""
     rows = []
+    kept = json.loads(RESULTS.read_text(encoding="utf-8")) if generate_runs == 0 else {}
     for label, spec in _specs():
         package = OUT_DIR / "huge" / "pkg" / spec.stem
-        generated = [_generate(spec, package) for _ in range(generate_runs)]
+        if generate_runs:
+            generated = [_generate(spec, package) for _ in range(generate_runs)]
+            kept = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
+            RESULTS.write_text(json.dumps({**kept, label: generated}), encoding="utf-8")
+        else:
+            generated = [tuple(run) for run in kept[label]]
         for seconds, mb, ok in generated:
             print(f"  {label} generate: {seconds:.1f} s {mb:.0f} MB ok={ok}", file=sys.stderr)
         function, arguments = _read_only_function(package)
@@ -147,6 +157,7 @@ def measure(runs: int, generate_runs: int) -> list[dict[str, Any]]:
             {
                 "spec": label,
                 "ok": all(ok for _, _, ok in generated),
+                "generated": generated,
                 "generate": statistics.median(s for s, _, _ in generated),
                 "mb": statistics.median(m for _, m, _ in generated),
                 "start_tools": median("tools", "start"),
@@ -238,12 +249,15 @@ def render(rows: list[dict[str, Any]], runs: int, generate_runs: int, seconds: f
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--generate-runs", type=int, default=None, help="generate runs (default: --runs)")
+    parser.add_argument(
+        "--generate-runs", type=int, default=None, help="generate runs (default: --runs; 0: reuse the last run's)"
+    )
     args = parser.parse_args(argv)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     start = time.monotonic()
-    rows = measure(args.runs, args.generate_runs or args.runs)
-    section = render(rows, args.runs, args.generate_runs or args.runs, time.monotonic() - start, load)
+    generate_runs = args.runs if args.generate_runs is None else args.generate_runs
+    rows = measure(args.runs, generate_runs)
+    section = render(rows, args.runs, generate_runs or len(rows[0]["generated"]), time.monotonic() - start, load)
     text = REPORT.read_text(encoding="utf-8") if REPORT.exists() else ""
     if BEGIN in text and END in text:
         text = text[: text.index(BEGIN)] + section + text[text.index(END) + len(END) :]
