@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import importlib.util
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -31,8 +28,7 @@ def load_catalogue(package_dir: Path) -> Catalogue:
     try:
         # json.loads, then validation of the Python data: the schema dicts are then kept as
         # json made them, where validating the JSON text directly held about 8 MB more on GitHub.
-        with _collector_paused():
-            catalogue = Catalogue.model_validate(json.loads(raw))
+        catalogue = Catalogue.model_validate(json.loads(raw))
     except ValueError as exc:
         if not isinstance(exc, ValidationError):
             raise PackageError(f"{path}: not JSON ({exc}) (regenerate the package)") from None
@@ -42,23 +38,6 @@ def load_catalogue(package_dir: Path) -> Catalogue:
     if catalogue.format != CATALOGUE_FORMAT:
         raise PackageError(f"{path}: catalogue format {catalogue.format}, this runtime reads {CATALOGUE_FORMAT}")
     return catalogue
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused, then restored as it was.
-
-    Parsing a catalogue makes millions of containers and no cycle (they are freed by their counts
-    alone), and the collector's passes over the growing heap were three quarters of Microsoft
-    Graph's 162 MB parse: 6.6 s, against 1.6 s paused (bench/BIG_SPECS.md).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def apply_hooks(package_dir: Path, registry: ToolRegistry, runtime: HttpRuntime) -> None:
