@@ -7,7 +7,9 @@ two ways ``--runs`` times each, in one process:
   first lines (``StubIndex.parse``), then one function's stubs (``subset``);
 - the search index's build (``SearchIndex``) without (before: ``split_case`` and ``stem`` as they
   were, unwrapped from their caches) and with the memoised word functions, their caches emptied first;
-- the catalogue's parse: the standard library's ``json.loads`` (before) against pydantic-core's.
+- the catalogue's parse: the standard library's ``json.loads`` (before) against pydantic-core's
+  parser, both with the cyclic collector paused, as ``serve`` parses it (with it running, the
+  collector's passes take most of the time and the two parsers are alike).
 
 ``python -m bench.huge_parts [--runs N]`` rewrites the part of bench/BIG_SPECS.md between its
 ``huge-parts`` markers.
@@ -16,6 +18,7 @@ two ways ``--runs`` times each, in one process:
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -69,6 +72,19 @@ def _unmemoised(work: Callable[[], Any]) -> Callable[[], Any]:
     return run
 
 
+def _paused(work: Callable[[], Any]) -> Callable[[], Any]:
+    """``work`` with the cyclic collector off, as ``serve`` parses the catalogue (bridge/serving/tuning.py)."""
+
+    def run() -> Any:
+        gc.disable()
+        try:
+            return work()
+        finally:
+            gc.enable()
+
+    return run
+
+
 def _cold(build: Callable[[list[SearchEntry]], Any], entries: list[SearchEntry]) -> Any:
     """``build(entries)`` with the word caches empty, as a server's first build finds them."""
     search_words.split_case.cache_clear()
@@ -82,7 +98,10 @@ def measure(runs: int) -> dict[str, tuple[float, float]]:
     function = next(line.split("(")[0][len("async def ") :] for line in stubs.splitlines() if line.startswith("async"))
     entries = _entries(pydantic_core.from_json(raw))
     pairs: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
-        "catalogue.json parse (162 MB)": (lambda: json.loads(raw), lambda: pydantic_core.from_json(raw)),
+        "catalogue.json parse (162 MB), collector paused as serving does": (
+            _paused(lambda: json.loads(raw)),
+            _paused(lambda: pydantic_core.from_json(raw)),
+        ),
         "search index build": (_unmemoised(lambda: SearchIndex(entries)), lambda: _cold(SearchIndex, entries)),
         "api.pyi index and one function's stubs (27 MB)": (
             lambda: StubIndex._parse_whole(stubs).subset([function]),

@@ -43,9 +43,10 @@ def load_catalogue(package_dir: Path) -> Catalogue:
 
 
 def _parsed(raw: bytes) -> Any:
-    """The catalogue's JSON as Python data: pydantic-core's parser (about three times the standard
-    library's speed: Microsoft Graph's 162 MB catalogue is most of its start-up), the standard
-    library's for what it refuses (a lone surrogate escape), so the result is the same."""
+    """The catalogue's JSON as Python data: pydantic-core's parser (with the collector paused, as
+    serving parses it, about twice the standard library's speed: 0.85 s against 1.55 s for
+    Microsoft Graph's 162 MB, most of its start-up), the standard library's for what it refuses (a
+    lone surrogate escape), so the result is the same."""
     try:
         return pydantic_core.from_json(raw)
     except ValueError:
