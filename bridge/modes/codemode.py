@@ -167,6 +167,7 @@ class CodeMode:
         served = ToolRegistry([op.tool for op in self._operations.values()])
         tags = {e.name: e.tags for e in catalogue.tools if e.tags}
         self.discovery = Discovery(served, tags=tags, shared_arguments=catalogue.shared_arguments)
+        self.discovery.warm()
 
     def _add_workflows(
         self, catalogue: Catalogue, registry: ToolRegistry, runtime: HttpRuntime, functions: Mapping[str, str]
@@ -220,6 +221,7 @@ class CodeMode:
         self, query: str, *, limit: int, detail: bool, name: str | None, path: str | None = None
     ) -> dict[str, Any]:
         visible = self.allowed(read_only=False)
+        await self.discovery.ready()
         if name is not None:
             op = visible.get(name) or visible.get(self._by_tool.get(self.discovery.resolve(name), ""))
             if op is None:

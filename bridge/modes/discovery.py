@@ -9,6 +9,11 @@ with arguments validated exactly as the operation's own tool would validate them
 result with the operation and its annotations in ``_meta``. Every operation is reachable in two
 calls after a search (describe, call), or one when the arguments are known.
 
+The search index is built off the event loop, in a thread started with the server (:meth:`Discovery.warm`),
+never during start-up: Microsoft Graph's 11,422 operations take seconds to index, and a server
+must answer ``initialize`` first. A search that comes before it is ready waits for it in a worker
+thread, the event loop free.
+
 The three tools' annotations are honest: searching and describing only read the catalogue;
 ``call_operation`` is as read-only, destructive, idempotent and open-world as the operations
 behind it taken together (with one writing operation, it is not read-only).
@@ -17,10 +22,12 @@ behind it taken together (with one writing operation, it is not read-only).
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import mcp_types
 
 from bridge.contract.catalogue import OPERATION_META_KEY, Catalogue
@@ -106,8 +113,8 @@ class Discovery:
         # No size cap here: call_operation's own arguments (these ones included) were capped by the server.
         self._validator = ArgumentValidator(registry, max_argument_bytes=0)
         self._shared = dict(shared_arguments or {})
-        tags = tags or {}
-        deprecated = frozenset(deprecated or ())  # one lookup per tool: linear build
+        self._tags = dict(tags or {})
+        self._deprecated = frozenset(deprecated or ())  # one lookup per tool: linear build
         self._docs: list[_Doc] = []
         for tool in registry:
             operation = (tool.meta or {}).get(OPERATION_META_KEY)
@@ -115,23 +122,45 @@ class Discovery:
         self._by_name = {doc.tool.name: doc for doc in self._docs}
         # "GET /pets/{petId}" names an operation as well as its tool name does (case and spacing aside).
         self._by_operation = {_spelt_operation(doc.operation): doc.tool.name for doc in self._docs if doc.operation}
-        self._index = SearchIndex(
-            SearchEntry(
-                name=doc.tool.name,
-                operation=doc.operation,
-                summary=doc.tool.title or "",
-                description=doc.tool.description,
-                tags=tuple(tags.get(doc.tool.name, ())),
-                deprecated=doc.tool.name in deprecated,
-                returns_list=returns_list(doc.tool.output_schema),
-                read_only=_hints(doc.tool.annotations)["readOnlyHint"],
-                destructive=_hints(doc.tool.annotations)["destructiveHint"],
-            )
-            for doc in self._docs
-        )
+        self._index: SearchIndex | None = None
+        self._building = threading.Lock()
+        self._warming: threading.Thread | None = None
 
     def __len__(self) -> int:
         return len(self._docs)
+
+    # -------------------------------------------------------------------------- the index
+
+    def index(self) -> SearchIndex:
+        """The search index, built on first use (once, whichever thread asks first)."""
+        with self._building:
+            if self._index is None:
+                self._index = SearchIndex(
+                    SearchEntry(
+                        name=doc.tool.name,
+                        operation=doc.operation,
+                        summary=doc.tool.title or "",
+                        description=doc.tool.description,
+                        tags=tuple(self._tags.get(doc.tool.name, ())),
+                        deprecated=doc.tool.name in self._deprecated,
+                        returns_list=returns_list(doc.tool.output_schema),
+                        read_only=_hints(doc.tool.annotations)["readOnlyHint"],
+                        destructive=_hints(doc.tool.annotations)["destructiveHint"],
+                    )
+                    for doc in self._docs
+                )
+            return self._index
+
+    def warm(self) -> None:
+        """Start building the index in a daemon thread (once), so the first search finds it ready."""
+        if self._warming is None and self._index is None:
+            self._warming = threading.Thread(target=self.index, name="search-index", daemon=True)
+            self._warming.start()
+
+    async def ready(self) -> None:
+        """Wait, in a worker thread, until the index is built (at once when it is)."""
+        if self._index is None:
+            await anyio.to_thread.run_sync(self.index)
 
     # ------------------------------------------------------------------------------- search
 
@@ -141,7 +170,7 @@ class Discovery:
         def allowed(name: str) -> bool:
             return allows(self._by_name[name].tool.scopes, granted)
 
-        names = self._index.rank(query, len(self._docs), allowed if granted is not None else None)
+        names = self.index().rank(query, len(self._docs), allowed if granted is not None else None)
         ranked = [self._by_name[name] for name in names]
         page = ranked[offset : offset + limit]
         result: dict[str, Any] = {
@@ -263,10 +292,12 @@ def discovery_registry(registry: ToolRegistry, catalogue: Catalogue | None = Non
         shared_arguments=catalogue.shared_arguments if catalogue is not None else None,
         deprecated={entry.name for entry in catalogue.tools if entry.deprecated} if catalogue is not None else None,
     )
+    discovery.warm()
     api = f"the {catalogue.title} API" if catalogue is not None else "this server"
     count = len(discovery)
 
     async def search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        await discovery.ready()
         return discovery.search(
             str(args.get("query", "")),
             limit=int(args.get("limit", DEFAULT_LIMIT)),

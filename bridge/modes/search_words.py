@@ -12,6 +12,7 @@ runs in linear time.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import defaultdict
 
@@ -67,7 +68,14 @@ _RUN = re.compile(r"[^\W_]+")
 _VOWELS = frozenset("aeiouy")
 
 
-def split_case(run: str) -> list[str]:
+# split_case and stem are memoised: Microsoft Graph's 11,422 operations hold 266,589 runs of letters
+# but only 8,850 distinct ones, and indexing them took half of the search index's build (bounded: a
+# query's words go through them too).
+_CACHED_WORDS = 1 << 14
+
+
+@functools.lru_cache(maxsize=_CACHED_WORDS)
+def split_case(run: str) -> tuple[str, ...]:
     """``listCoreV1NamespacedPod`` -> list, Core, V1, Namespaced, Pod; ``HTTPServer`` -> HTTP, Server."""
     parts: list[str] = []
     start = 0
@@ -79,7 +87,7 @@ def split_case(run: str) -> list[str]:
             parts.append(run[start:i])
             start = i
     parts.append(run[start:])
-    return parts
+    return tuple(parts)
 
 
 def _undouble(word: str) -> str:
@@ -92,6 +100,7 @@ def _has_vowel(word: str) -> bool:
     return any(char in _VOWELS for char in word)
 
 
+@functools.lru_cache(maxsize=_CACHED_WORDS)
 def stem(word: str) -> str:
     """A light English stemmer, applied alike to the index and the query, so only agreement matters:
     plurals, ``-ed``/``-ing`` and a final ``e`` go (``namespaced``, ``namespaces`` -> ``namespac``)."""

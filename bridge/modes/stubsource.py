@@ -1,6 +1,7 @@
 """Where code mode's stubs come from: the package's ``api.pyi``, or built from the catalogue.
 
-A generated package carries ``api.pyi`` (parsed once, on first use). ``serve spec.yaml`` has no
+A generated package carries ``api.pyi`` (split at its statements once, on first use; each statement
+is parsed only when a program or search reaches it: bridge/contract/stubs.py). ``serve spec.yaml`` has no
 package: stubs are then built from the catalogue for just the operations asked for (a search
 page, the functions one program names) and kept: building all of GitHub's 1,223 at once takes
 about half a second, a handful a few milliseconds.

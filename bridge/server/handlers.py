@@ -1,7 +1,8 @@
 """Serve a ToolRegistry on the MCP SDK's low-level ``Server``: the reference tool semantics.
 
 - ``tools/list`` returns typed ``mcp_types.Tool`` models, built once and rebuilt only when the
-  registry's tools change.
+  registry's tools change, in pages with an opaque cursor (bridge/server/list_pages.py; a list
+  under the page bounds is one page, and a bad cursor is -32602 invalid params).
 - ``tools/call``: an unknown tool is a JSON-RPC error (-32602). Arguments are validated before
   ``run`` (failure: an ``isError`` result naming every bad field; ``run`` is not called), schema
   defaults are applied, and the return value is mapped by :func:`bridge.tools.content.to_call_result`.
@@ -24,6 +25,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import pydantic_core
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
@@ -36,6 +38,7 @@ from bridge.secrets.held import call_scope
 from bridge.secrets.scrub import scrub
 from bridge.server.call_wire import CallResultWire, hold_structured
 from bridge.server.callers import caller_of
+from bridge.server.list_pages import Pages
 from bridge.server.tasks import TaskRunner
 from bridge.tools.argument_size import DEFAULT_MAX_ARGUMENT_BYTES
 from bridge.tools.content import error_result
@@ -57,6 +60,8 @@ _EMPTY_META: Mapping[str, Any] = {}
 _ENVELOPE_ONLY: ContextVar[bool] = ContextVar("bridge_tools_envelope_only", default=False)
 # Distinct scope sets whose tool lists are kept (a few roles in practice; bounded against churn).
 MAX_SCOPE_SETS = 64
+# tools/list answers kept: a page per protocol version and scope set (Graph's list is 13 pages).
+MAX_CACHED_PAGES = 256
 
 
 def _plain(value: Any) -> Any:
@@ -80,6 +85,10 @@ def wire_data(tool: Tool) -> dict[str, Any]:
     It is what the SDK's dump of :func:`wire_tool` gives, built without the pydantic models: the
     schemas are the tool's own dicts, not copies (tests compare the two for every version).
     """
+    return _wire(tool)
+
+
+def _wire(tool: Tool) -> dict[str, Any]:
     wire: dict[str, Any] = {"name": tool.name}
     if tool.title is not None:
         wire["title"] = tool.title
@@ -132,6 +141,7 @@ class _ToolHandlers:
         self._validator = ArgumentValidator(registry, max_argument_bytes=max_argument_bytes)
         self._listed: tuple[Tool, ...] = ()
         self._visible: dict[frozenset[str], tuple[tuple[Tool, ...], tuple[Tool, ...]]] = {}
+        self._pages: dict[frozenset[str] | None, Pages[Tool]] = {}
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         tool = self._registry.get(name)
@@ -143,6 +153,7 @@ class _ToolHandlers:
         if len(current) != len(self._listed) or not all(a is b for a, b in zip(current, self._listed, strict=True)):
             self._listed = current
             self._visible.clear()
+            self._pages.clear()
         return self._listed
 
     def visible(self) -> tuple[frozenset[str] | None, tuple[Tool, ...]]:
@@ -162,17 +173,28 @@ class _ToolHandlers:
             hit = self._visible[granted] = (listed, tuple(t for t in listed if allows(t.scopes, granted)))
         return granted, hit[1]
 
-    def list_result(self) -> types.ListToolsResult:
+    def pages(self) -> tuple[frozenset[str] | None, Pages[Tool]]:
+        """The pages of the tools the caller may see (the same object while the list stands)."""
+        granted, current = self.visible()
+        found = self._pages.get(granted)
+        if found is None or found.items is not current:
+            if len(self._pages) >= MAX_SCOPE_SETS:
+                self._pages.clear()
+            found = self._pages[granted] = Pages(current, _wire_size)
+        return granted, found
+
+    def list_result(self, cursor: str | None = None) -> types.ListToolsResult:
         # Built on demand and not kept: the wire cache below keeps the shaped answer instead, and
         # holding both would double the memory of a big API's tool list.
-        return types.ListToolsResult(tools=[_checked(t, wire_data(t)) for t in self.visible()[1]])
+        tools, next_cursor = self.pages()[1].page(cursor)
+        return types.ListToolsResult(tools=[_checked(t, wire_data(t)) for t in tools], next_cursor=next_cursor)
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         if _ENVELOPE_ONLY.get():
             return types.ListToolsResult(tools=[])
-        return self.list_result()
+        return self.list_result(params.cursor if params is not None else None)
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -254,24 +276,29 @@ class _ListToolsWireCache:
     thousand tools). Each tool is still checked with the SDK's ``Tool`` model, and tests compare
     the answer with the SDK's for every version. A 2024-11-05 .. 2025-11-25 answer is just the
     list; for a 2026-07-28 one, the SDK still makes the envelope (cache hints, result type, server
-    stamp) around an empty list, and the tools go into it. Requests with a cursor, and sessions
-    whose handshake is not done (the SDK's gate must answer them), always take the normal path.
+    stamp) around an empty list, and the tools go into it. Each page is kept apart (a cursor names
+    one; a bad one is refused here with -32602). Requests with other parameters, and sessions whose
+    handshake is not done (the SDK's gate must answer them), always take the normal path.
     """
 
     def __init__(self, handlers: _ToolHandlers) -> None:
         self._handlers = handlers
-        self._wire: dict[tuple[str, frozenset[str] | None], tuple[tuple[Tool, ...], Any]] = {}
+        self._wire: dict[tuple[str, frozenset[str] | None, int], tuple[Pages[Tool], Any]] = {}
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
         if ctx.method != "tools/list" or ctx.request_id is None or not self._cacheable(ctx):
             return await call_next(ctx)
-        granted, current = self._handlers.visible()
-        key = (ctx.protocol_version, granted)
+        granted, pages = self._handlers.pages()
+        start = pages.start((ctx.params or {}).get("cursor"))
+        key = (ctx.protocol_version, granted, start)
         hit = self._wire.get(key)
-        if hit is not None and hit[0] is current:
+        if hit is not None and hit[0] is pages:
             return hit[1]
+        end = pages.end(start)
+        current = pages.items[start:end]
+        paged = {"nextCursor": pages.cursor(end)} if end < len(pages.items) else {}
         if ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
-            result: Any = {"tools": [_checked_wire_data(tool) for tool in current]}
+            result: Any = {"tools": [_checked_wire_data(tool) for tool in current], **paged}
         elif any(None in (tool.meta or {}).values() for tool in current):
             result = await call_next(ctx)  # the 2026 wire drops null _meta members: the SDK's path
         else:
@@ -281,18 +308,27 @@ class _ListToolsWireCache:
             finally:
                 _ENVELOPE_ONLY.reset(token)
             if isinstance(result, dict) and result.get("tools") == []:
-                result = {**result, "tools": [_checked_wire_data(tool, modern=True) for tool in current]}
+                result = {**result, "tools": [_checked_wire_data(tool, modern=True) for tool in current], **paged}
         if isinstance(result, dict):
-            if len(self._wire) >= MAX_SCOPE_SETS:
+            if len(self._wire) >= MAX_CACHED_PAGES:
                 self._wire.clear()
-            self._wire[key] = (current, result)
+            self._wire[key] = (pages, result)
         return result
 
     @staticmethod
     def _cacheable(ctx: ServerRequestContext[Any, Any]) -> bool:
-        if any(key != "_meta" for key in ctx.params or {}):
+        params = ctx.params or {}
+        if any(key not in ("_meta", "cursor") for key in params):
+            return False
+        if not isinstance(params.get("cursor", ""), str):  # the SDK's own check answers that one
             return False
         return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session.client_params is not None
+
+
+def _wire_size(tool: Tool) -> int:
+    """A tool's bytes in a tools/list answer (compact JSON), for the page bound: measured once per
+    list, apart from the answer's own build (which the wire cache keeps)."""
+    return len(pydantic_core.to_json(_wire(tool), fallback=str))
 
 
 def _checked(tool: Tool, data: dict[str, Any]) -> types.Tool:

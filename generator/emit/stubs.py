@@ -24,7 +24,7 @@ from typing import Any
 from bridge.contract.catalogue import ToolEntry
 from bridge.contract.listing import listing, paging_note
 from bridge.contract.result_shape import MARKER_KEY
-from bridge.contract.stubs import PRELUDE_STUBS, argument_map, function_names
+from bridge.contract.stubs import GENERATED_MARK, PRELUDE_STUBS, argument_map, function_names
 from bridge.contract.trim_fields import WRAP_KEY
 from generator.emit.pytext import docstring
 from generator.emit.typed_dicts import TYPING_NAMES, Declarations, TypedDictClass, typed_dicts
@@ -34,10 +34,8 @@ __all__ = ["STUBS_HEADER", "body_schema", "render_stubs", "stubs_with_warnings"]
 
 logger = logging.getLogger("generator.stubs")
 
-STUBS_HEADER = (
-    '"""Typed stubs of the API for code mode (mcp-bridge serve --mode code); generated, do not edit."""\n\n'
-    "from __future__ import annotations\n"
-)
+# The first line is how the runtime knows a module as generated (bridge/contract/stubs.py splits it by lines).
+STUBS_HEADER = GENERATED_MARK + "\n\nfrom __future__ import annotations\n"
 _DROPPED_KEYS = frozenset({"description", "examples", "example", "$comment", "deprecated"})
 
 Warn = Callable[[str], None]

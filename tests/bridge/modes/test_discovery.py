@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import mcp_types
 import pytest
 from mcp import Client
@@ -259,3 +260,39 @@ async def test_describe_and_call_take_an_operation_as_method_and_path(spelling: 
         unknown = await client.call_tool(DESCRIBE, {"name": "GET /no/such/path"})
     assert described.structured_content is not None and described.structured_content["name"] == "getPet"
     assert unknown.is_error and "Unknown operation" in unknown.content[0].text  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("mode", ["discovery", "code"])
+async def test_a_server_answers_before_its_search_index_is_built_and_search_waits_for_it(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Graph's 11,422 operations take seconds to index: start-up and tools/list never wait for it."""
+    import threading
+
+    import bridge.modes.discovery as discovery_module
+    from bridge.modes.search import SearchIndex
+
+    release, started = threading.Event(), threading.Event()
+
+    class SlowIndex(SearchIndex):
+        def __init__(self, entries: Any) -> None:
+            started.set()
+            assert release.wait(60)  # bounded: a test that never releases fails instead of hanging
+            super().__init__(entries)
+
+    monkeypatch.setattr(discovery_module, "SearchIndex", SlowIndex)
+    catalogue = load_catalogue(GENERATED_DIR / "petstore")
+    runtime = HttpRuntime.create(catalogue, base_url=UPSTREAM, environ=_environ(catalogue))
+    async with runtime:
+        registry = build_registry(catalogue, runtime, GENERATED_DIR / "petstore")
+        server = build_bridge_server(catalogue, registry, mode=mode, runtime=runtime)  # type: ignore[arg-type]
+        with anyio.fail_after(60):
+            async with Client(server) as client:
+                assert started.wait(60)
+                listed = await client.list_tools()  # answered while the index is still being built
+                assert SEARCH in [tool.name for tool in listed.tools]
+                async with anyio.create_task_group() as group:
+                    group.start_soon(anyio.to_thread.run_sync, release.set)
+                    found = await client.call_tool(SEARCH, {"query": "delete pet"})
+    assert found.structured_content is not None
+    assert found.structured_content["operations"][0]["name"] == "deletePet"
