@@ -36,6 +36,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from bridge.server.cursor import page_start
 from bridge.tools.registry import ToolContext
 
 __all__ = ["RELATED_TASK_KEY", "TASK_SUPPORT", "TaskRunner"]
@@ -286,7 +287,7 @@ class TaskRunner:
         self._expire()
         owner = _owner(ctx)
         mine = [t for t in reversed(self._tasks.values()) if t.owner == owner]
-        start = int(params.cursor) if params.cursor and params.cursor.isdigit() else 0
+        start = page_start(params.cursor, self.max_tasks)  # tasks expire between pages: past the end is empty
         page: dict[str, Any] = {"tasks": [t.wire() for t in mine[start : start + PAGE]]}
         if start + PAGE < len(mine):
             page["nextCursor"] = str(start + PAGE)

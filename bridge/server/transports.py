@@ -103,10 +103,10 @@ class HostOriginGuard:
             return
         length = headers.get("content-length")
         if length is not None:
-            if not length.isdigit():
+            if not (length.isascii() and length.isdigit()):  # "²".isdigit() is true
                 await _plain(send, 400, "Bad Request: invalid Content-Length")
                 return
-            if int(length) > self.max_body_bytes:
+            if len(length) > 18 or int(length) > self.max_body_bytes:
                 await _plain(send, 413, "Request body too large")
                 return
             # The server enforces Content-Length framing, so the body cannot be longer than declared.

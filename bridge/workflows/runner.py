@@ -29,6 +29,7 @@ from bridge.calls.runtime import HttpRuntime
 from bridge.contract.catalogue import Catalogue, ToolEntry, WorkflowAction, WorkflowEntry, WorkflowStep
 from bridge.contract.expressions import json_pointer as pointer
 from bridge.tools.errors import ResponseTooLarge, ToolError, UnsafeRequestError, UpstreamError
+from bridge.upstream.retry import parse_retry_after
 from bridge.workflows.evaluate import MISSING, EvaluationError, Response, Scope, criterion_holds, resolve_value
 
 __all__ = ["MAX_DEPTH", "MAX_RETRIES", "MAX_STEPS", "WorkflowError", "WorkflowRunner"]
@@ -65,8 +66,7 @@ class _Outcome:
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:
-    value = headers.get("retry-after", "")
-    return float(value) if value.strip().isdigit() else None
+    return parse_retry_after(headers.get("retry-after"))  # the one parser of upstream Retry-After text
 
 
 class WorkflowRunner:

@@ -10,7 +10,6 @@ until ``deadline`` seconds after it started.
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 from collections import OrderedDict
@@ -34,6 +33,7 @@ from bridge.contract.catalogue import ToolEntry
 from bridge.contract.expressions.links import LinkError, LinkSource, evaluate
 from bridge.request.build import PreparedRequest
 from bridge.tools.errors import ToolError
+from bridge.tools.json_text import parse_json
 from bridge.upstream.client import UpstreamResponse
 
 __all__ = ["INSTRUCTIONS", "STATUS_TOOL", "OperationTracker"]
@@ -181,7 +181,7 @@ def _source(
     body: Any = None
     if prepared.content and (prepared.content_type or "").split(";")[0].strip().endswith("json"):
         try:
-            body = json.loads(prepared.content)
+            body = parse_json(prepared.content)
         except ValueError:
             body = None
     return LinkSource(
