@@ -16,10 +16,11 @@ ends by its deadline. Cancelling the tool call cancels the step in flight; no la
 from __future__ import annotations
 
 import copy
+import functools
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -35,6 +36,8 @@ from bridge.workflows.evaluate import MISSING, EvaluationError, Response, Scope,
 __all__ = ["MAX_DEPTH", "MAX_RETRIES", "MAX_STEPS", "WorkflowError", "WorkflowRunner"]
 
 logger = logging.getLogger("bridge.workflows.runner")
+
+T = TypeVar("T")
 
 MAX_STEPS = 100
 MAX_DEPTH = 8
@@ -127,9 +130,9 @@ class WorkflowRunner:
             step = flow.steps[index]
             outcome = await self._step(flow, step, scope, run, depth)
             status = outcome.scope.response.status if outcome.scope.response is not None else status
-            scope.steps[step.step_id] = self._outputs(step.outputs, outcome.scope)
+            scope.steps[step.step_id] = await self._off_loop(flow, step, self._outputs, step.outputs, outcome.scope)
             actions = step.on_success if outcome.ok else step.on_failure
-            action = self._first(actions, outcome.scope, attempts, step)
+            action = await self._off_loop(flow, step, self._first, actions, outcome.scope, attempts, step)
             if action is None:
                 if outcome.ok:
                     index += 1
@@ -147,7 +150,7 @@ class WorkflowRunner:
                 await self._nested(action.workflow, inputs, run, depth)
                 break
             index = by_id[str(action.step)]
-        outputs = self._outputs(flow.outputs, scope)
+        outputs = await self._off_loop(flow, None, self._outputs, flow.outputs, scope)
         run.workflows[flow.workflow_id] = {"inputs": inputs, "outputs": outputs}
         return outputs, status
 
@@ -165,7 +168,20 @@ class WorkflowRunner:
             return
         step = next(s for s in flow.steps if s.step_id == action.step)
         outcome = await self._step(flow, step, scope, run, depth)
-        scope.steps[step.step_id] = self._outputs(step.outputs, outcome.scope)
+        scope.steps[step.step_id] = await self._off_loop(flow, step, self._outputs, step.outputs, outcome.scope)
+
+    async def _off_loop(
+        self, flow: WorkflowEntry, step: WorkflowStep | None, evaluate: Callable[..., T], *args: Any
+    ) -> T:
+        """``evaluate(*args)`` in a worker thread: criteria, outputs and values read upstream answers
+        with queries an author wrote (``$..*..*..*`` on a big answer), which must not hold the event
+        loop that serves every other session. Each query is bounded in time by itself
+        (:data:`~bridge.workflows.evaluate.JSONPATH_SECONDS`); over budget, the step fails naming it."""
+        try:
+            return await anyio.to_thread.run_sync(functools.partial(evaluate, *args))
+        except EvaluationError as exc:
+            where = f"Workflow {flow.workflow_id}: {exc}" if step is None else self._failed(flow, step, str(exc))
+            raise WorkflowError(where) from None
 
     def _first(
         self, actions: tuple[WorkflowAction, ...], scope: Scope, attempts: Mapping[str, int], step: WorkflowStep
@@ -221,7 +237,9 @@ class WorkflowRunner:
             return _Outcome(False, str(exc), scope)
         scope.outputs = outputs
         scope.response = Response(status, {}, None, "", "")
-        return self._judged(step, scope, status)
+        # the nested workflow's outputs may hold an upstream body: judged off the loop too (_step
+        # turns an EvaluationError into the step's failure)
+        return await anyio.to_thread.run_sync(functools.partial(self._judged, step, scope, status))
 
     async def _operation_step(self, flow: WorkflowEntry, step: WorkflowStep, scope: Scope, run: _Run) -> _Outcome:
         entry = self.entries[str(step.tool)]
@@ -256,7 +274,7 @@ class WorkflowRunner:
         scope.response = Response(
             answer.status, headers, answer.data, redact(str(answer.upstream.url)), entry.binding.method.upper()
         )
-        outcome = self._judged(step, scope, answer.status)
+        outcome = await self._off_loop(flow, step, self._judged, step, scope, answer.status)
         outcome.retry_after = _retry_after(headers)
         return outcome
 

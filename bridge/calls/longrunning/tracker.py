@@ -32,6 +32,7 @@ from bridge.calls.longrunning.follow import (
 from bridge.contract.catalogue import ToolEntry
 from bridge.contract.expressions.links import LinkError, LinkSource, evaluate
 from bridge.request.build import PreparedRequest
+from bridge.results.trim import OFF_LOOP_BYTES
 from bridge.tools.errors import ToolError
 from bridge.tools.json_text import parse_json
 from bridge.upstream.client import UpstreamResponse
@@ -157,8 +158,13 @@ class OperationTracker:
         entry = self._entries.get(link.tool) if link is not None else None
         if link is None or entry is None:
             return False
-        try:
-            arguments = {name: evaluate(value, pending.source) for name, value in link.arguments.items()}
+
+        def linked() -> dict[str, Any]:
+            return {name: evaluate(value, pending.source) for name, value in link.arguments.items()}
+
+        try:  # a link reading a big upstream answer parses it: off the loop, as trimming is
+            big = len(pending.source.body) > OFF_LOOP_BYTES
+            arguments = await anyio.to_thread.run_sync(linked) if big else linked()
         except LinkError as exc:
             logger.warning("%s: cannot cancel the operation: %s", pending.call.operation, exc)
             return False
