@@ -8,7 +8,7 @@ import sys
 import anyio
 
 from bridge.ops.logs import configure_logging
-from bridge.server.transports import run_stdio
+from bridge.server.transports import HostOriginPolicy, host_origin_policy, run_stdio
 from bridge.serving.assemble import (
     ServeOptions,
     build_bridge_server,
@@ -31,7 +31,7 @@ def serve_target(target: str, options: ServeOptions) -> int:
     if ops.workers > 1 and ops.worker_index is None:
         from bridge.ops.workers import supervise
 
-        return supervise(ops, host=options.host, port=options.port)
+        return supervise(ops, host=options.host, port=options.port, guard=_guard(options))
     try:
         with long_lived_objects():
             catalogue, package_dir = load_target(
@@ -71,9 +71,9 @@ def serve_target(target: str, options: ServeOptions) -> int:
         if options.transport == "http":
             from bridge.ops.drain import serve_draining  # uvicorn: not loaded for stdio
 
-            operations.start_metrics_listener(options.host)
+            operations.start_metrics_listener(options.host, _guard(options))
             serve_draining(
-                operations.wrap(build_http_app(server, registry, options)),
+                operations.wrap(build_http_app(server, registry, options), _guard(options)),
                 host=options.host,
                 port=options.port,
                 forwarded_allow_ips=options.forwarded_allow_ips,
@@ -86,3 +86,8 @@ def serve_target(target: str, options: ServeOptions) -> int:
     finally:
         operations.close()
     return 0
+
+
+def _guard(options: ServeOptions) -> HostOriginPolicy:
+    """The Host/Origin policy of the MCP path, which ``/metrics`` meets too on either port (P64)."""
+    return host_origin_policy(options.host, options.allowed_hosts, options.allowed_origins)
