@@ -60,3 +60,14 @@ async def test_metrics_meet_the_host_and_origin_guard_on_both_ports(tmp_path: Pa
         else:
             assert "Forbidden" in body and "mcp_bridge" not in body, (where, name)
     assert [status for status, _ in probes] == [200, 200]  # the probes alone answer any Host
+
+
+async def test_the_workers_supervisors_metrics_port_meets_the_guard_too(tmp_path: Path) -> None:
+    metrics_port = free_port()
+    args = ("--workers", "2", "--metrics-port", str(metrics_port))
+    async with gated_upstream() as upstream, bridge_on(upstream, tmp_path, *args):
+        with anyio.fail_after(60):
+            foreign = await anyio.to_thread.run_sync(get, metrics_port, "/", {"Host": "evil.example"})
+            allowed = await anyio.to_thread.run_sync(get, metrics_port, "/", {"Host": "127.0.0.1:{port}"})
+    assert foreign[0] == 403 and "mcp_bridge" not in foreign[1]
+    assert allowed[0] == 200
