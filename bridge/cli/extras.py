@@ -23,6 +23,7 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "prometheus_client": ("prometheus", "Prometheus metrics (--metrics-port, --metrics-path)"),
     "redis": ("redis", "shared limits (--limits-redis)"),
     "openapi_core": ("validate", "--validate-responses"),
+    "werkzeug": ("validate", "--validate-responses"),  # openapi-core's own dependency
     "tiktoken": ("tokens", "exact token counts"),
 }
 SLIM_LEAVES_OUT: dict[str, tuple[str, str]] = {
@@ -31,6 +32,8 @@ SLIM_LEAVES_OUT: dict[str, tuple[str, str]] = {
     "jinja2": ("jinja2", "the generator (generate, inspect, serve SPEC)"),
     "rich": ("rich", "the generator (generate, inspect, serve SPEC)"),
     "openapi_spec_validator": ("openapi-spec-validator", "the generator (generate, inspect, serve SPEC)"),
+    "jsonschema_path": ("openapi-spec-validator", "the generator (generate, inspect, serve SPEC)"),
+    "openapi_schema_validator": ("openapi-spec-validator", "the generator (generate, inspect, serve SPEC)"),
     "pydantic_monty": ("pydantic-monty", "code mode (--mode code)"),
     "rank_bm25": ("rank-bm25", "discovery and code mode's search"),
     "numpy": ("rank-bm25", "discovery and code mode's search"),

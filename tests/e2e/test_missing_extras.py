@@ -32,7 +32,7 @@ class _Blocker:
 sys.meta_path.insert(0, _Blocker())
 '''
 OTEL = "opentelemetry.sdk,opentelemetry.exporter"
-GENERATOR = "yaml,jinja2,rich,openapi_spec_validator"
+GENERATOR = "yaml,jinja2,rich,openapi_spec_validator,jsonschema_path,openapi_schema_validator"
 SPEC = str(ROOT / "specs" / "petstore.yaml")
 WORKFLOWS = str(ROOT / "generated" / "pet_coupons_workflows")
 KEY = {"PETSTORE_API_KEY": "a-long-enough-demo-key"}
@@ -94,3 +94,17 @@ def test_a_missing_dependency_is_one_line_or_nothing_never_a_traceback(
     if status:
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and named in lines[0], done.stderr[-3000:]
+
+
+def test_every_named_extra_and_package_is_one_pyproject_installs() -> None:
+    import tomllib
+
+    from bridge.cli.extras import EXTRAS, SLIM_LEAVES_OUT
+    from bridge.contract.runtime_requirements import RUNTIME_REQUIREMENTS
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert {extra for extra, _ in EXTRAS.values()} <= set(project["optional-dependencies"])
+    dependencies = {d.split("=")[0].split(">")[0].split("[")[0].lower() for d in project["dependencies"]}
+    runtime = {d.split("=")[0].split(">")[0].split("[")[0].lower() for d in RUNTIME_REQUIREMENTS}
+    named = {package for package, _ in SLIM_LEAVES_OUT.values()}
+    assert named <= dependencies and not named & runtime  # left out of a slim install, in a full one
