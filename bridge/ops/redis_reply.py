@@ -44,8 +44,10 @@ class BoundedParser(_AsyncRESP3Parser):
         if kind in _STRINGS or kind in _AGGREGATES:
             bound = MAX_BULK if kind in _STRINGS else MAX_ITEMS
             size = line[1:]
-            if not size.lstrip(b"-").isdigit() or len(size) > 12 or int(size) > bound:
-                raise UnexpectedReply(f"a reply of {size[:12].decode('latin-1')!r} items or bytes, over {bound}")
+            # A RESP2 null ($-1, *-1) from a server that agreed to RESP3 is not a reply either.
+            if not (size.isascii() and size.isdigit()) or len(size) > 12 or int(size) > bound:
+                shown = size[:12].decode("latin-1")
+                raise UnexpectedReply(f"a reply announcing {shown!r} bytes or items (0 to {bound} expected)")
         return line
 
 
