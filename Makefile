@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup services demo test test-fast lint typecheck pytest bench bench-tasks corpus prism load golden clean
+.PHONY: setup services demo test test-fast test-loaded lint typecheck pytest bench bench-tasks corpus prism load golden clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,8 +34,13 @@ pytest: $(STAMP) services
 test: lint typecheck pytest
 
 # The inner loop: unit and in-memory tests (no subprocess servers, npm packages or corpus); `make test` is the gate.
+# MCP_BRIDGE_NO_SERVERS makes a test that starts a server anyway fail (tests/conftest.py SERVER_PLACES).
 test-fast: $(STAMP)
-	$(BIN)/pytest -q -x -n 2 -m "not corpus and not node" --ignore=tests/e2e
+	MCP_BRIDGE_NO_SERVERS=1 $(BIN)/pytest -q -x -n 2 -m "not corpus and not node and not server"
+
+# The gate on a busy machine: the whole of `make test` beside two CPU-spinning processes (tests/services/hogs.py).
+test-loaded: $(STAMP) services
+	$(BIN)/python -m tests.services.hogs --hogs 2 -- $(MAKE) test
 
 golden: $(STAMP)
 	$(BIN)/python -m tests.regen_golden

@@ -49,6 +49,7 @@ from bench.common import (
     tools_list_json,
     wire_tools,
 )
+from bench.credential_args import kept_section
 
 CORPUS_MD = BENCH_DIR / "CORPUS.md"
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -148,6 +149,8 @@ def check_api(document: dict[str, Any], api: Any, catalogue: Any) -> dict[str, A
                 continue
             if (str(key[0]).lower() if key[1] == "header" else key[0], key[1]) in credentials:
                 continue
+            if _carries_credential(param):
+                continue  # left out on purpose (P11), with the generate-time warning
             if key not in bound:
                 out["dropped"].append(f"{label}: {key[1]} parameter {key[0]}")
             elif bound[key] not in properties:
@@ -155,6 +158,14 @@ def check_api(document: dict[str, Any], api: Any, catalogue: Any) -> dict[str, A
         if "requestBody" in op_doc and op.binding.body is None:
             out["dropped"].append(f"{label}: request body")
     return out
+
+
+def _carries_credential(param: dict[str, Any]) -> bool:
+    from bridge.contract.wire_rules import credential_name, describes_credential, may_hold_text
+
+    name, location, description = str(param.get("name", "")), str(param.get("in", "")), param.get("description")
+    reason = credential_name(location, name, description) or describes_credential(location, name, description)
+    return reason is not None and may_hold_text(param.get("schema", {}))
 
 
 def _digest(folder: Path) -> str:
@@ -421,7 +432,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     corpus(args.quick)  # installs the npm packages once, before the workers start
     rows, _, seconds = _run_workers(args.quick, args.ids)
-    args.output.write_text(render(rows, seconds, args.quick), encoding="utf-8")
+    kept = kept_section(args.output)  # bench.credential_args' table, rewritten by that script only
+    args.output.write_text(render(rows, seconds, args.quick) + (f"\n{kept}" if kept else ""), encoding="utf-8")
     bad = [r for r in rows if r["status"] == "crash" or not r.get("deterministic", True)]
     print(f"{len(rows)} specs, {sum(r['status'] == 'ok' for r in rows)} ok; wrote {args.output}", file=sys.stderr)
     return 1 if bad else 0

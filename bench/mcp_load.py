@@ -213,9 +213,9 @@ class Client:
             pet = pet["result"]
         return "ok" if pet.get("id") == self.pet else "wrong_result"
 
-    async def run(self, stop_at: float, max_calls: int) -> None:
+    async def run(self, stop_at: float, max_calls: int, stop: asyncio.Event | None = None) -> None:
         calls = 0
-        while time.monotonic() < stop_at and calls < max_calls:
+        while time.monotonic() < stop_at and calls < max_calls and not (stop is not None and stop.is_set()):
             try:
                 if self.connection.writer is None or (self.protocol != "modern" and self.session is None):
                     await self._connect(stop_at)
@@ -264,12 +264,16 @@ class Client:
         raise RuntimeError("could not connect")
 
 
-async def run_load(url: str, protocol: str, clients: int, duration: float, max_calls: int) -> dict[str, Any]:
+async def run_load(
+    url: str, protocol: str, clients: int, duration: float, max_calls: int, stop: asyncio.Event | None = None
+) -> dict[str, Any]:
+    """``clients`` callers for ``duration`` seconds (``max_calls`` each at most), or until ``stop`` is set."""
     results = Results()
     started = time.monotonic()
     stop_at = started + duration
     workers = [Client(url, protocol, results, n + 1) for n in range(clients)]
-    await asyncio.wait_for(asyncio.gather(*(w.run(stop_at, max_calls) for w in workers)), duration + CALL_TIMEOUT + 10)
+    runs = asyncio.gather(*(w.run(stop_at, max_calls, stop) for w in workers))
+    await asyncio.wait_for(runs, duration + CALL_TIMEOUT + 10)
     elapsed = time.monotonic() - started
     return {
         "protocol": protocol,

@@ -15,12 +15,14 @@ import json
 import random
 import statistics
 import string
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 from bridge.contract.catalogue import EnvVar, SecurityScheme
 from bridge.secrets.credentials import Credentials
+from bridge.secrets.held import call_scope
 
 RUNS = 7
 CAP = 1024 * 1024
@@ -90,6 +92,9 @@ def _walk(value: Any, redact: Callable[[str], str]) -> Any:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["held"]:  # only the learnt tokens' lifetimes (bridge/secrets/held.py)
+        _held()
+        return
     redact = _credentials().redact
     bodies = _bodies()
     rows = [
@@ -118,6 +123,35 @@ def _learnt(text: str) -> None:
         redact.learn(tokens[:count])
         learn = _median(functools.partial(redact.learn, tokens[: count + 1]))
         print(f"| {count} | {learn * 1000:.1f} | {_median(functools.partial(redact, text)) * 1000:.0f} |")
+
+
+def _held() -> None:
+    """Learnt tokens held while a cache or a call may send them: what a tool call that sends an
+    already-held token adds (scope, hold, release), and what a new token and a release cost with
+    ``count`` tokens held at once (concurrent workflow runs, cached per-user tokens)."""
+    print()
+    print("| tokens held at once | a call sending a held one (µs) | hold a new one (ms) | release one (ms) |")
+    print("|---|---|---|---|")
+    for count in (1, 32, 128, 512):
+        per_call, hold, release = _held_row(count)
+        print(f"| {count} | {per_call * 1e6:.1f} | {hold * 1000:.1f} | {release * 1000:.2f} |")
+
+
+def _held_row(count: int) -> tuple[float, float, float]:
+    held = _credentials().held
+    tokens = [f"eyJ{n:05d}" + "".join(random.choices(string.ascii_letters, k=800)) for n in range(count + RUNS)]
+    for token in tokens[:count]:
+        held.hold(token)
+
+    def call() -> None:
+        for _ in range(1000):
+            with call_scope():
+                held.use(tokens[0])
+
+    extra, gone = iter(tokens[count:]), iter(tokens[count:])
+    hold = _median(lambda: held.hold(next(extra)))
+    release = _median(lambda: held.release(next(gone)))  # a rebuild only once stale outnumber live
+    return _median(call) / 1000, hold, release
 
 
 if __name__ == "__main__":

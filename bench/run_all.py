@@ -231,7 +231,7 @@ def prepare_peers(labels: Sequence[str], install: bool) -> dict[str, str]:
 def versions() -> dict[str, str]:
     from importlib.metadata import version
 
-    return {"mcp-bridge": version("mcp-bridge"), "mcp": version("mcp"), "python": platform.python_version()}
+    return {"mcp-bridge": version("mcp-openapi-bridge"), "mcp": version("mcp"), "python": platform.python_version()}
 
 
 def _row(run: ServeRun) -> dict[str, Any]:

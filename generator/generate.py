@@ -12,7 +12,7 @@ from pathlib import Path
 
 from bridge.contract.catalogue import Catalogue
 from generator.emit.catalogue import assemble_catalogue
-from generator.emit.render import DEFAULT_RUN, RunCommand, manifest_tools, render_package
+from generator.emit.render import DEFAULT_RUN, RunCommand, api_identity, manifest_tools, render_package
 from generator.emit.write import PackageDiff, check_target, write_package
 from generator.issues import GenerationError, Issue, Level
 from generator.load.overlays.document import Overlay, load_overlays
@@ -108,7 +108,7 @@ def _settle_issues(api: Api, load_issues: tuple[Issue, ...], *, strict: bool) ->
     """All issues on the Api; raise GenerationError on any error (with ``strict``, on any warning)."""
     issues = list(load_issues) + list(api.issues)
     if strict:
-        issues = [replace(i, level=Level.ERROR) for i in issues]
+        issues = [i if i.level is Level.NOTE else replace(i, level=Level.ERROR) for i in issues]
     if any(i.level is Level.ERROR for i in issues):
         raise GenerationError(issues)
     return replace(api, issues=tuple(issues))
@@ -285,7 +285,13 @@ def _generate(
     ]
     api = _settle_issues(replace(api, issues=(*api.issues, *extra)), load_issues, strict=options.strict)
     step("write")
-    diff = write_package(package, target, new_manifest_tools=manifest_tools(api, catalogue))
+    diff = write_package(
+        package,
+        target,
+        new_manifest_tools=manifest_tools(api, catalogue),
+        api=api_identity(api),
+        replace=options.replace,
+    )
     return GenerateResult(api=api, out_dir=target, diff=diff, issues=api.issues, catalogue=catalogue)
 
 

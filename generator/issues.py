@@ -7,6 +7,7 @@ from enum import StrEnum
 
 
 class Level(StrEnum):
+    NOTE = "note"  # a choice the generator made that the operator should know; never an error, even --strict
     WARNING = "warning"
     ERROR = "error"
 

@@ -75,6 +75,8 @@ class GenerateOptions:
     overlays: tuple[str, ...] = ()
     # Arazzo documents whose workflows become tools (generator/workflows/).
     workflows: tuple[str, ...] = ()
+    # Write over a package of another API (`generate --replace`); without it such a folder is refused.
+    replace: bool = False
 
 
 def tool_description_limit_of(options: GenerateOptions) -> int:

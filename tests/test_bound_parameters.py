@@ -107,8 +107,8 @@ def test_a_bind_that_names_nothing_or_cannot_be_used_is_a_warning(
     bindings: dict[str, Any], overrides: dict[str, Any], where: str
 ) -> None:
     api = _parse(ONE_OF_EACH, bindings, overrides)
-    # (The unbound `Token` header also draws the secret-named-argument warning.)
-    assert [(i.level, i.where) for i in api.issues if i.where != "arguments"] == [(Level.WARNING, where)]
+    # (The unbound `Token` header is left out, with the one credentials warning.)
+    assert [(i.level, i.where) for i in api.issues if i.where != "credentials"] == [(Level.WARNING, where)]
     (op,) = api.operations
     assert "q" in op.arguments["properties"]  # nothing was bound
 
@@ -118,7 +118,7 @@ def test_headers_no_argument_may_set_cannot_be_bound_either() -> None:
     api = _parse(spec, {}, {"list": {"bind": {"Host": "evil.example"}}})
     (op,) = api.operations
     assert all(p.wire != "Host" for p in http_binding(op).params)
-    assert [i.where for i in api.issues] == ["GET /accounts/{account}/items"]
+    assert [i.where for i in api.issues if i.where != "credentials"] == ["GET /accounts/{account}/items"]
 
 
 def test_build_request_takes_bound_values_from_the_binding_and_the_environment_never_the_arguments() -> None:

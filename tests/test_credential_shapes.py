@@ -432,29 +432,32 @@ paths:
                 options: {type: object, additionalProperties: {type: string}}
                 items: {type: array, items: {type: string}}
 """
-BANK_BIND = {"client_id": "env:BANK_CLIENT_ID", "secret": "env:BANK_SECRET"}
+BANK_BIND = {"client_id": "env:BANK_CLIENT_ID", "secret": "env:BANK_SECRET", "access_token": "env:BANK_ACCESS"}
 
 
 @pytest.mark.anyio
 async def test_bound_body_properties_reach_the_body_and_never_the_model(tmp_path: Path) -> None:
-    environ = {"BANK_CLIENT_ID": "client-1234567", "BANK_SECRET": SECRET, "BANKING_CLIENT_ID_API_KEY": "hdr-1234567"}
+    environ = {
+        "BANK_CLIENT_ID": "client-1234567",
+        "BANK_SECRET": SECRET,
+        "BANK_ACCESS": "access-sandbox-1",
+        "BANKING_CLIENT_ID_API_KEY": "hdr-1234567",
+    }
     options = GenerateOptions(bindings=BANK_BIND)
     async with served(tmp_path, _spec(BANKING, "Banking"), environ, options) as api:
         tools = {tool.name: tool for tool in (await api.client.list_tools()).tools}
-        result = await api.call("accountsGet", {"access_token": "access-sandbox-1"})
+        result = await api.call("accountsGet", {})
         flat = json.loads(api.sent.body)
         # A whole-body argument (free keys): the model's own `secret` is replaced.
         await api.call("itemRemove", {"body": {"secret": "model-chosen", "items": ["a"]}})
         whole = json.loads(api.sent.body)
-    assert _args(tools["accountsGet"]) == {"access_token"}
-    assert tools["accountsGet"].input_schema["required"] == ["access_token"]
+    assert _args(tools["accountsGet"]) == set()
     assert flat == {"access_token": "access-sandbox-1", "client_id": "client-1234567", "secret": SECRET}
     assert whole == {"items": ["a"], "secret": SECRET}
     assert "secret" not in json.dumps(tools["itemRemove"].input_schema)
     assert not result.is_error and SECRET not in _text(result)
-    # Bound, `secret` is no longer an argument the model is asked for (`access_token` still is).
-    (note,) = [issue for issue in api.issues if "arguments named like secrets" in issue]
-    assert "access_token (" in note and "secret (" not in note
+    # Bound, none of them is an argument the model is asked for, nor left out.
+    assert not [issue for issue in api.issues if "arguments named like secrets" in issue or "left out" in issue]
     assert "`BANK_SECRET`" in _readme(api.package)
 
 
@@ -462,20 +465,21 @@ async def test_bound_body_properties_reach_the_body_and_never_the_model(tmp_path
 async def test_a_required_bound_body_property_whose_variable_is_unset_fails_naming_it(tmp_path: Path) -> None:
     options = GenerateOptions(bindings=BANK_BIND)
     async with served(tmp_path, _spec(BANKING, "Banking"), {"BANK_CLIENT_ID": "c-1234567"}, options) as api:
-        result = await api.call("accountsGet", {"access_token": "a"})
+        result = await api.call("accountsGet", {})
         optional = await api.call("itemRemove", {"body": {"secret": "model-chosen"}})
     assert result.is_error and "BANK_SECRET" in _text(result)
     # The optional one is left out, never replaced by the model's value.
     assert len(api.fake.requests) == 1 and json.loads(api.sent.body) == {} and not optional.is_error
 
 
-def test_generate_warns_once_listing_the_tools_whose_arguments_look_like_secrets(tmp_path: Path) -> None:
+def test_generate_warns_once_naming_the_credential_properties_it_left_out(tmp_path: Path) -> None:
     spec = tmp_path / "bank.json"
     spec.write_text(json.dumps(_spec(BANKING, "Banking")), encoding="utf-8")
     result = generate(str(spec), tmp_path / "pkg", GenerateOptions())
-    (note,) = [i for i in result.issues if i.where == "arguments"]
-    assert note.level is Level.WARNING and "secret (2 tools: accountsGet, itemRemove)" in note.detail
-    assert "access_token (1 tool: accountsGet)" in note.detail and "bind: {" in note.detail
+    (note,) = [i for i in result.issues if i.where == "credentials"]
+    assert note.level is Level.WARNING and "secret (body) in 2 operations" in note.detail
+    assert "access_token (body) in 1 operation" in note.detail and "bind: {" in note.detail
+    assert [i for i in result.issues if i.where == "arguments"] == []  # none is left for the model
 
 
 @pytest.mark.parametrize(

@@ -63,6 +63,7 @@ LAZY_GENERATOR_USERS = {
     "bridge.cli.inspect",
     "bridge.cli.costs",
     "bridge.cli.demo",
+    "bridge.cli.try_tools",
     "bridge.serving.assemble",
     "bridge.serving.process",
     "bridge.serving.spec_target",

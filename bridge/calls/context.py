@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 
 from bridge.tools.errors import UpstreamStatusError
+from bridge.tools.owned import UNKNOWN_CALLER, Caller
 from bridge.tools.registry import Confirmer, ProgressReporter, ToolContext, no_progress
 from bridge.upstream.client import UpstreamResponse
 
@@ -27,7 +28,7 @@ def current_identity() -> Identity | None:
     """The caller of the request being served, from the SDK's authenticated access token."""
     from mcp.server.auth.middleware.auth_context import get_access_token
 
-    from bridge.identity.client_auth import STATIC_TOKEN_CLIENT_ID
+    from bridge.identity.token_claims import STATIC_TOKEN_CLIENT_ID
 
     token = get_access_token()
     if token is None:
@@ -85,6 +86,8 @@ class CallContext:
     follow_until: float | None = None
     # A task's run: the API's cancel is called only when `cancelled` was set (tasks/cancel).
     detached: bool = False
+    # Who calls: the owner of the operation handle the call may leave (bridge/tools/owned.py).
+    caller: Caller = UNKNOWN_CALLER
 
     @classmethod
     def from_tool(cls, ctx: ToolContext, *, identity: Identity | None = None) -> CallContext:
@@ -98,6 +101,7 @@ class CallContext:
             confirm=ctx.confirm,
             follow_until=ctx.follow_until,
             detached=ctx.detached,
+            caller=ctx.caller,
         )
 
 

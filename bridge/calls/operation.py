@@ -7,6 +7,7 @@ until when, and how to report progress. Each step is a method of its own, testab
 1. :meth:`OperationCall.validate`: the arguments against the tool's input schema (field-named
    errors); surfaces whose server already validated skip it;
 2. :meth:`OperationCall.prepare`: the HTTP request the spec describes, with its final check;
+   then the one confirmation decision (:func:`bridge.calls.gate.pass_gate`, ``serve --confirm``);
 3. :meth:`OperationCall.authorize`: the bridge's own credentials for the operation;
 4. :meth:`OperationCall.send`: limits, retries, deadline, the response cap (``bridge.upstream.client``);
 5. :meth:`OperationCall.check_status`: a 4xx/5xx answer becomes :class:`ApiError`;
@@ -31,6 +32,8 @@ import httpx
 import mcp_types
 
 from bridge.calls.context import ApiError, ApiResponse, CallContext
+from bridge.calls.gate import pass_gate
+from bridge.calls.longrunning.azure import starts_following
 from bridge.calls.longrunning.follow import OperationPending
 from bridge.calls.runtime import HttpRuntime
 from bridge.contract.catalogue import SchemeUse, SecurityScheme, ToolEntry
@@ -109,6 +112,13 @@ class OperationCall:
         schema = entry.output_schema
         self._output_check = None if schema is None else OutputCheck(schema, entry.name, json_data=True)
         self._caller_alternative = _caller_alternative(entry, runtime.credentials.schemes)
+        # What each argument is, in the spec's words: a `key` described as a cache's is not an API key.
+        properties = entry.input_schema.get("properties")
+        self._descriptions = {
+            name: prop["description"]
+            for name, prop in (properties.items() if isinstance(properties, dict) else ())
+            if isinstance(prop, dict) and isinstance(prop.get("description"), str)
+        }
 
     def sibling(self, entry: ToolEntry) -> OperationCall:
         """The call of another operation of the same API, through the same runtime (a linked cancel)."""
@@ -128,6 +138,7 @@ class OperationCall:
             base_url=self.runtime.base_url,
             operation=self.operation,
             bound=self.runtime.credentials.bound_values,
+            descriptions=self._descriptions,
         )
 
     async def authorize(
@@ -184,11 +195,12 @@ class OperationCall:
                         f"{self.operation}: the credential a workflow step gives for {use.scheme} holds characters "
                         "that cannot be sent (line breaks, control or non-ASCII characters)."
                     )
-                # Redacted from now on, like any credential: the value, and the token of "Bearer <token>".
-                self.runtime.credentials.remember_token(value)
+                # Redacted while this call runs, like any credential: the value, and the token of
+                # "Bearer <token>". A new token rebuilds redaction's index: off the loop.
                 scheme_word, _, token = value.partition(" ")
-                if token and scheme_word.isalpha():
-                    self.runtime.credentials.remember_token(token.strip())
+                learnt = (value, token.strip()) if token and scheme_word.isalpha() else (value,)
+                for each in learnt:
+                    await anyio.to_thread.run_sync(self.runtime.credentials.remember_token, each)
                 if scheme.type == "apiKey" and scheme.location == "query":
                     query.append((scheme.param_name or "", value))
                 elif scheme.type == "apiKey" and scheme.location == "cookie":
@@ -228,7 +240,13 @@ class OperationCall:
             return
         binding = self.entry.binding
         await anyio.to_thread.run_sync(
-            contract.check, binding.method, binding.path, response.status, response.headers, response.content
+            contract.check,
+            binding.method,
+            binding.path,
+            response.status,
+            response.headers,
+            response.content,
+            self.runtime.credentials.redact,
         )
 
     def check_status(
@@ -282,12 +300,26 @@ class OperationCall:
         try:
             args = dict(arguments or {}) if validated else self.validate(arguments)
             request = self.prepare(args)
-            if context.confirm is not None:
-                await context.confirm(self.entry, args)  # raises when the user declines: nothing is sent
-            async with self._caller_slot(context):
-                prepared, parts = await self.authorize(request, context)
-                response = await self.send(prepared, context)
-            status = str(response.status)
+            # Raises when the call must not go (declined, or nobody to ask): nothing is sent. Returns
+            # the answer an earlier input round of this request got for this very call: not sent again.
+            kept = await pass_gate(
+                self.entry,
+                args,
+                context,
+                settings=self.runtime.confirm,
+                base_url=self.runtime.base_url,
+                bound=self.runtime.credentials.bound_values,
+            )
+            if kept is None:
+                async with self._caller_slot(context):
+                    prepared, parts = await self.authorize(request, context)
+                    response = await self.send(prepared, context)
+                if context.confirm is not None:
+                    context.confirm.sent(self.entry, args, response)
+                status = str(response.status)
+            else:
+                response, parts = kept, CredentialParts()
+                status = f"kept:{response.status}"
             await self.check_contract(response)
             if raise_status:
                 self.check_status(response, parts, context)
@@ -297,7 +329,8 @@ class OperationCall:
                 except ApiError:
                     pass  # the caller judges the status; the cached token was dropped all the same
             tracker = self.runtime.operations
-            if response.status == 202 and self.entry.long_running is not None and tracker is not None:
+            long_running = self.entry.long_running
+            if long_running is not None and tracker is not None and starts_following(response, long_running):
                 response = await tracker.follow(self, response, request, args, context)
                 status = f"{status}>{response.status}"
             return response

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import httpx
 
 from bridge.calls.longrunning.tracker import OperationTracker
+from bridge.confirm.policy import ConfirmSettings
 from bridge.contract.catalogue import Catalogue
 from bridge.identity.token_exchange import TokenExchanger
 from bridge.request.base_url import resolve_base_url
@@ -22,6 +23,7 @@ from bridge.results.trim import TrimSettings
 from bridge.secrets.bound import bound_env_names
 from bridge.secrets.credentials import Credentials
 from bridge.secrets.tls import upstream_ssl_context
+from bridge.secrets.url_secrets import url_secrets
 from bridge.upstream.client import Upstream
 from bridge.upstream.http_settings import USER_AGENT, HttpSettings
 from bridge.upstream.limits import CallerLimits
@@ -52,6 +54,8 @@ class HttpRuntime:
     identities: bool = False
     # Follows operations that answer 202 and a status URL (bridge/calls/longrunning/); None: the API has none.
     operations: OperationTracker | None = None
+    # --confirm: which calls the call core lets through only with the user's yes (bridge/confirm/).
+    confirm: ConfirmSettings = field(default_factory=ConfirmSettings)
 
     @classmethod
     def create(
@@ -60,6 +64,7 @@ class HttpRuntime:
         *,
         base_url: str | None = None,
         server_variables: Mapping[str, str] | None = None,
+        server: int | None = None,
         environ: Mapping[str, str] | None = None,
         settings: HttpSettings | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -72,6 +77,7 @@ class HttpRuntime:
 
         ``transport`` replaces the network for API calls and ``token_transport`` for OAuth2
         token requests (tests). ``base_url_env_var`` only names the variable in error messages.
+        ``server`` chooses the spec's server (from 1; the first when None).
         ``trim`` sets how results are trimmed; None: no limits (the ``fields`` argument still works).
 
         Raises:
@@ -84,6 +90,7 @@ class HttpRuntime:
             override=base_url,
             variables=dict(server_variables or {}),
             env_var=base_url_env_var,
+            server=server,
         )
         bound_env = bound_env_names(catalogue)
         credentials = Credentials(
@@ -94,6 +101,7 @@ class HttpRuntime:
             user_agent=USER_AGENT,
             bound_env=bound_env,
             headers=catalogue.headers,
+            url_secrets=url_secrets(url, catalogue, server_variables or {}),
         )
         # Credential slots read their scheme's variable: the start-up line already reports those.
         scheme_vars = {var.name for scheme in catalogue.security_schemes.values() for var in scheme.env}

@@ -1,4 +1,4 @@
-"""The ``mcp-bridge`` command: generate, serve and inspect.
+"""The ``mcp-bridge`` command: generate, serve, inspect, and list or call a package's tools.
 
 Exit codes: 0 ok, 1 errors (bad spec, failed generation), 2 usage. Each command lives in a module
 of its own, imported only when that command runs (click's lazy-group pattern), so ``mcp-bridge
@@ -16,12 +16,17 @@ from pathlib import Path
 
 import click
 
+from bridge.contract.version import DISTRIBUTION
+
 __all__ = ["main", "serve_package_main"]
 
 COMMANDS = {
     "generate": "bridge.cli.generate:generate",
     "serve": "bridge.cli.serve:serve",
     "inspect": "bridge.cli.inspect:inspect",
+    "list": "bridge.cli.try_tools:list_tools",
+    "demo": "bridge.cli.demo:demo",
+    "call": "bridge.cli.try_tools:call_tool",
 }
 
 
@@ -46,7 +51,7 @@ class _LazyGroup(click.Group):
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(package_name="mcp-bridge")
+@click.version_option(package_name=DISTRIBUTION, prog_name="mcp-bridge")
 def cli() -> None:
     """Turn an OpenAPI description into an MCP server: generate a package, then serve it."""
 

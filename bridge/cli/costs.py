@@ -229,7 +229,9 @@ def print_report(report: Report, *, largest: int = 10, console: Any = None) -> N
         f"{report.total_output_tokens:,} tokens; tools/list: {report.total_bytes:,} bytes."
     )
     if not report.exact:
-        console.print(f"[yellow]Token counts are estimates[/yellow] ({report.counter}).")
+        from rich.markup import escape  # the note names an extra in brackets, `[tokens]`, which is not markup
+
+        console.print(f"[yellow]Token counts are estimates[/yellow] ({escape(report.counter)}).")
     if largest and report.tools:
         console.print(f"Largest {min(largest, len(report.tools))} tools:")
         for tool in report.largest(largest):

@@ -15,6 +15,8 @@ import importlib.util
 
 import click
 
+from bridge.contract.version import install_hint
+
 __all__ = ["MissingDependency", "installed", "missing", "require"]
 
 EXTRAS: dict[str, tuple[str, str]] = {
@@ -51,14 +53,12 @@ def missing(module: str) -> MissingDependency | None:
     top = module.split(".")[0]
     if top in EXTRAS:
         extra, what = EXTRAS[top]
-        return MissingDependency(
-            f"{what} needs the {extra!r} extra, which is not installed: pip install 'mcp-bridge[{extra}]'"
-        )
+        return MissingDependency(f"{what} needs the {extra!r} extra, which is not installed: {install_hint(extra)}")
     if top in SLIM_LEAVES_OUT:
         package, what = SLIM_LEAVES_OUT[top]
         return MissingDependency(
             f"{what} needs {package}, which this install leaves out (a slim, serve-only install): "
-            "pip install mcp-bridge with its dependencies"
+            f"{install_hint()} with its dependencies"
         )
     return None
 

@@ -65,6 +65,12 @@ def _security(config: dict[str, Any]) -> list[Any] | None:
 )
 @click.option("--allow-empty", is_flag=True, help="Write the package even when no tool is left (a warning).")
 @click.option(
+    "--replace",
+    is_flag=True,
+    help="Write over the -o folder even when it holds the package of another API (refused without it); "
+    "names and variables then come from this spec, not from the old package.",
+)
+@click.option(
     "--max-name-length",
     type=click.IntRange(8, 128),
     default=64,
@@ -166,6 +172,7 @@ def generate(
     name: str | None,
     env_prefix: str | None,
     allow_empty: bool,
+    replace: bool,
     max_name_length: int,
     description_limit: int | None,
     include_tags: tuple[str, ...],
@@ -197,7 +204,7 @@ def generate(
     if no_models:
         _err("warning: --no-models is deprecated and does nothing: packages have no models/ (api.pyi is typed)")
     config = _read_config(config_path)
-    name, env_prefix = _names(output, name, env_prefix)
+    name, env_prefix = _names(output, name, env_prefix, fresh=replace)
     if description_limit is not None:
         _err("warning: --description-limit is deprecated; use --tool-description-limit")
         limits = [limit for limit in (description_limit, tool_description_limit) if limit is not None]
@@ -229,6 +236,7 @@ def generate(
         property_description_limit=property_description_limit,
         output_depth=output_depth,
         max_input_schema_bytes=max_input_schema_bytes,
+        replace=replace,
     )
     try:
         with _Steps() as steps, _interruptible() as interrupted, warnings.catch_warnings():
@@ -250,7 +258,7 @@ def generate(
         _err(f"error: stopped by {interrupted.name or 'SIGINT'}; nothing more was generated")
         sys.exit(128 + (interrupted.signal or 2))
     for issue in result.issues:
-        if issue.level is Level.WARNING:
+        if issue.level in (Level.WARNING, Level.NOTE):
             _err(str(issue))
     flows = len(result.catalogue.workflows) if result.catalogue is not None else 0
     made = f"{len(result.api.operations)} tools" + (f" and {flows} workflow tools" if flows else "")
@@ -276,16 +284,19 @@ def _config_paths(config: dict[str, Any], key: str, config_path: Path | None) ->
     return tuple(str(base / item) for item in value)
 
 
-def _names(output: Path | None, name: str | None, env_prefix: str | None) -> tuple[str | None, str | None]:
+def _names(
+    output: Path | None, name: str | None, env_prefix: str | None, *, fresh: bool = False
+) -> tuple[str | None, str | None]:
     """The package name and variable prefix: the options when given; regenerating a package, what
     its manifest records (no variable is renamed under a user's feet); else, with -o, the folder's
-    name (the package README names variables after it); else None (from the spec's title)."""
+    name (the package README names variables after it); else None (from the spec's title). ``fresh``
+    (``--replace``): the manifest is not read, the old package is of another API."""
     if output is None or (name is not None and env_prefix is not None):
         return name, env_prefix
     from generator.emit.write import recorded_names
     from generator.parse.api import package_name
 
-    recorded_name, recorded_prefix = recorded_names(output)
+    recorded_name, recorded_prefix = (None, None) if fresh else recorded_names(output)
     if name is None:
         name = recorded_name or package_name(output.absolute().name)
     if env_prefix is None and recorded_prefix is not None and name == recorded_name:

@@ -61,11 +61,19 @@ def forwarded_networks(value: str) -> tuple[str, ...]:
 )
 @click.option("--base-url", help="Upstream base URL [default: $<PREFIX>_BASE_URL, else the spec's first server].")
 @click.option(
+    "--server",
+    "server_number",
+    type=click.IntRange(1),
+    default=None,
+    metavar="N",
+    help="Call the spec's server number N (from 1; see the package README) [default: the first].",
+)
+@click.option(
     "--server-var",
     "server_vars",
     multiple=True,
     metavar="NAME=VALUE",
-    help="Value of a server URL variable (must be in the spec's enum when it has one).",
+    help="Value of a variable of the chosen server's URL (must be in the spec's enum when it has one).",
 )
 @click.option("--timeout", type=click.FloatRange(0.1), default=None, help="Whole-call deadline, seconds [default: 60].")
 @click.option("--validate-responses", is_flag=True, help="Check upstream responses against the spec; log mismatches.")
@@ -287,6 +295,7 @@ def serve(
     allowed_origins: tuple[str, ...],
     forwarded_allow_ips: str,
     base_url: str | None,
+    server_number: int | None,
     server_vars: tuple[str, ...],
     timeout: float | None,
     validate_responses: bool,
@@ -389,6 +398,7 @@ def serve(
         forwarded_allow_ips=forwarded_networks(forwarded_allow_ips),
         base_url=base_url,
         server_variables=variables,
+        server=server_number,
         timeout=timeout,
         validate_responses=validate_responses,
         mode="discovery" if mode == "discovery" else ("tools" if mode == "tools" else ("code" if mode else None)),

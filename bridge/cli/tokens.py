@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bridge.contract.version import install_hint
+
 __all__ = ["ENCODING", "ESTIMATE_CHARS_PER_TOKEN", "RANK_FILES", "TokenCounter", "load_counter", "rank_file_from_npm"]
 
 ENCODING = "o200k_base"
@@ -181,7 +183,7 @@ def load_counter(encoding: str = ENCODING, *, npm_dirs: Sequence[Path] = ()) -> 
     try:
         import tiktoken
     except ImportError:  # tiktoken is the `tokens` extra
-        return estimate_counter(encoding, "tiktoken is not installed: pip install 'mcp-bridge[tokens]'")
+        return estimate_counter(encoding, f"tiktoken is not installed: {install_hint('tokens')}")
     if encoding not in RANK_FILES:
         return estimate_counter(encoding, f"no pinned rank file for {encoding}")
     _, sha256 = RANK_FILES[encoding]

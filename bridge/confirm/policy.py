@@ -47,9 +47,10 @@ class ConfirmationUnavailable(ToolError):
 
 def covers(settings: ConfirmSettings, entry: ToolEntry) -> bool:
     """True when ``entry``'s calls must be confirmed: ``writes`` covers every operation that is not
-    read-only, ``destructive`` those annotated destructive (the operation's annotations, as generated
-    or set in the config)."""
+    read-only, and both levels cover every operation annotated destructive (the operation's
+    annotations, as generated or set in the config), whatever its method: a GET the spec or the
+    config marks destructive is asked like a DELETE."""
     hints = entry.annotations
-    if settings.level == "none" or hints.readOnlyHint:
+    if settings.level == "none":
         return False
-    return settings.level == "writes" or hints.destructiveHint
+    return bool(hints.destructiveHint) or (settings.level == "writes" and not hints.readOnlyHint)

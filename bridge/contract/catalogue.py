@@ -13,6 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.dataclasses import dataclass
 
 CATALOGUE_FORMAT = 1
+# How the generator decided the tools' annotations: 0 (absent) from the method alone, 1 from every
+# signal (generator/parse/annotations.py). Serving reads a 0 catalogue's names again.
+ANNOTATION_RULES = 1
 CATALOGUE_FILE = "catalogue.json"
 OPERATION_META_KEY = "mcp-bridge/operation"
 
@@ -232,6 +235,9 @@ class OperationLink:
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
+FinalStateVia = Literal["azure-async-operation", "location", "original-uri", "operation-location"]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
 class LongRunning:
     """An operation that answers ``202 Accepted`` and a status URL to poll (bridge/calls/longrunning/).
@@ -250,6 +256,11 @@ class LongRunning:
     failed: tuple[str, ...] = ()
     result: str | None = None
     cancel: OperationLink | None = None
+    # Azure's x-ms-long-running-operation: a 200 or 201 that names a status URL or a provisioningState
+    # still running is followed too, and the final answer comes from where final-state-via says
+    # ("original-uri": GET the request's URL again; "location": GET the first answer's Location;
+    # "azure-async-operation" / "operation-location": the status itself). None: not Azure's rules.
+    final_state_via: FinalStateVia | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, config=_CONFIG)
@@ -413,6 +424,7 @@ class Catalogue(BaseModel):
     server: ServerInfoSpec | None = None
     # Arazzo workflows, one tool each, whose steps call the tools above (absent when there are none).
     workflows: tuple[WorkflowEntry, ...] = ()
+    annotation_rules: int = 0  # ANNOTATION_RULES when generated: see there
 
 
 def stub_entries(catalogue: Catalogue) -> tuple[ToolEntry, ...]:

@@ -9,6 +9,8 @@ dependencies, spelled the same (a test checks it).
 
 from __future__ import annotations
 
+from bridge.contract.version import DISTRIBUTION
+
 RUNTIME_REQUIREMENTS: tuple[str, ...] = (
     "mcp>=2.3,<2.4",
     "httpx>=0.28,<0.29",
@@ -44,6 +46,6 @@ def requirements_txt(mode: str = "tools", *, workflows: bool = False) -> str:
     """The ``requirements.txt`` written beside a generated package (for its default mode)."""
     header = (
         "# What `mcp-bridge serve` needs for this package, without the generator's libraries:\n"
-        "#   pip install --no-deps mcp-bridge && pip install -r requirements.txt\n"
+        f"#   pip install --no-deps {DISTRIBUTION} && pip install -r requirements.txt\n"
     )
     return header + "".join(f"{line}\n" for line in requirements(mode, workflows=workflows))

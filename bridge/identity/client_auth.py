@@ -29,7 +29,7 @@ import httpx
 from bridge.identity.introspection import Introspector
 from bridge.identity.jwks import ALGORITHMS, JwksKeys
 from bridge.identity.outbound import Endpoint, check_config_url
-from bridge.identity.token_claims import LEEWAY_SECONDS, access_token, audience_match
+from bridge.identity.token_claims import LEEWAY_SECONDS, STATIC_TOKEN_CLIENT_ID, access_token, audience_match
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
@@ -40,7 +40,6 @@ DEFAULT_HTTP_PATH = "/mcp"
 WILDCARD_BINDS = ("0.0.0.0", "::", "")
 MIN_STATIC_TOKEN_LENGTH = 16
 MAX_TOKEN_LENGTH = 8192
-STATIC_TOKEN_CLIENT_ID = "static-token"
 REMEMBER_SECONDS = 300.0  # a verified static token or JWT is trusted this long at most without checking again
 MAX_REMEMBERED = 10_000
 

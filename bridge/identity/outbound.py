@@ -129,7 +129,8 @@ class Endpoint:
             data = None
         if not 200 <= status < 300:
             error = data.get("error") if isinstance(data, dict) else None
-            detail = f" ({str(error)[:80]})" if isinstance(error, str) else ""
+            # Shown whole or not at all (an error code is short): a cut could leave part of a secret.
+            detail = f" ({error})" if isinstance(error, str) and len(error) <= 80 and error.isprintable() else ""
             raise OutboundError(f"{self.what} answered HTTP {status}{detail}")
         if not isinstance(data, dict):
             raise OutboundError(f"{self.what} did not answer with a JSON object")

@@ -10,6 +10,10 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+# The client id of the static ``--auth-token-env`` secret: a shared secret, no user. Here, in a module
+# without httpx, so that who-is-calling checks (bridge/server/callers.py) load nothing at start-up.
+STATIC_TOKEN_CLIENT_ID = "static-token"
+
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
 

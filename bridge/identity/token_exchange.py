@@ -8,7 +8,8 @@ and whose scopes are the operation's. The caller's token goes nowhere else.
 Exchanged tokens are kept per (subject token, audience, scopes) until shortly before they expire
 (an ``expires_in`` that is not a finite number counts as none, and none is kept longer than
 :data:`MAX_LIFETIME`), for at most :data:`MAX_CACHED` keys, and each is redacted while it may
-still be sent (``remember`` is told at every use); one exchange is in flight per key, so a burst of calls by
+still be sent or shown: while it is cached (``held``) and while each call it was handed to runs
+(``remember`` is told at every use); one exchange is in flight per key, so a burst of calls by
 one user costs one request to the authorization server. The key is the caller's token itself
 (as a digest), not only its subject: the authorization server decides per subject token (which
 client got it, with which scopes, whether it may be exchanged at all), so a token exchanged for
@@ -30,6 +31,7 @@ import anyio
 import httpx
 
 from bridge.identity.outbound import DEFAULT_TIMEOUT, Endpoint, OutboundError
+from bridge.secrets.held import HeldTokens
 from bridge.tools.errors import CredentialsError
 
 logger = logging.getLogger("bridge")
@@ -39,7 +41,7 @@ ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
 EXPIRY_MARGIN = 30.0  # an exchanged token is renewed this long before it expires
 DEFAULT_LIFETIME = 60.0  # kept this long when the answer gives no usable expires_in
 MAX_LIFETIME = 24 * 3600.0
-MAX_CACHED = 256  # redaction keeps twice as many (bridge.secrets.credentials.REDACTED_EXCHANGED_TOKENS)
+MAX_CACHED = 256
 MAX_TOKEN_LENGTH = 16_384
 
 
@@ -68,12 +70,14 @@ class TokenExchanger:
         *,
         remember: Callable[[str], None] = lambda token: None,
         clock: Callable[[], float] = time.monotonic,
+        held: HeldTokens | None = None,
     ) -> None:
         self.settings = settings
         self._endpoint = Endpoint.configured(
             settings.token_url, "the token-exchange endpoint", transport=settings.transport, timeout=settings.timeout
         )
-        self._remember = remember  # redaction learns every exchanged token
+        self._remember = remember  # redaction holds every exchanged token for the call that sends it
+        self._held = held  # and for as long as it is cached
         self._clock = clock
         self._cache: OrderedDict[tuple[str, str, tuple[str, ...]], _Cached] = OrderedDict()
         self._inflight: dict[tuple[str, str, tuple[str, ...]], anyio.Lock] = {}
@@ -90,28 +94,31 @@ class TokenExchanger:
 
     def forget(self, subject: str | None, subject_token: str, scopes: tuple[str, ...]) -> None:
         """Drop the cached token of this caller and scopes (the upstream refused it: revoked, or expired early)."""
-        self._cache.pop(self._key(subject, subject_token, scopes), None)
+        self._uncache(self._cache.pop(self._key(subject, subject_token, scopes), None))
 
     async def token_for(self, subject: str | None, subject_token: str, scopes: tuple[str, ...]) -> str:
         """An upstream token for the caller of ``subject_token``: cached, or exchanged now."""
         key = self._key(subject, subject_token, scopes)
         cached = self._fresh(key)
         if cached is not None:
-            self._remember(cached)  # most recently used: kept for redaction
+            self._remember(cached)  # held for redaction while this call runs
             return cached
         lock = self._inflight.setdefault(key, anyio.Lock())
         try:
             async with lock:
                 cached = self._fresh(key)  # the exchange this call waited for may have made it
                 if cached is not None:
+                    self._remember(cached)
                     return cached
                 token, lifetime = await self._exchange(subject_token, key[2])
                 # Redacted before it is ever sent; a new token rebuilds redaction's index: off the loop.
+                if self._held is not None:
+                    await anyio.to_thread.run_sync(self._held.hold, token)
                 await anyio.to_thread.run_sync(self._remember, token)
+                self._uncache(self._cache.pop(key, None))
                 self._cache[key] = _Cached(token, self._clock() + max(lifetime - EXPIRY_MARGIN, 1.0))
-                self._cache.move_to_end(key)
                 while len(self._cache) > MAX_CACHED:
-                    self._cache.popitem(last=False)
+                    self._uncache(self._cache.popitem(last=False)[1])
                 return token
         finally:
             if not lock.locked():
@@ -122,10 +129,15 @@ class TokenExchanger:
         if entry is None:
             return None
         if entry.until <= self._clock():
-            del self._cache[key]
+            self._uncache(self._cache.pop(key))
             return None
         self._cache.move_to_end(key)
         return entry.token
+
+    def _uncache(self, entry: _Cached | None) -> None:
+        """The cache lets go of ``entry``'s token (calls that sent it still hold it)."""
+        if entry is not None and self._held is not None:
+            self._held.release(entry.token)
 
     async def _exchange(self, subject_token: str, scopes: tuple[str, ...]) -> tuple[str, float]:
         form = {

@@ -295,7 +295,12 @@ class CodeMode:
         functions = {name: self._host_function(allowed[name], context, calls) for name in used}
         try:
             value, printed = await self.sandbox.run(
-                runnable, stubs=stubs, prelude=PRELUDE, functions=functions, calls=calls
+                runnable,
+                stubs=stubs,
+                prelude=PRELUDE,
+                functions=functions,
+                calls=calls,
+                redact=self.runtime.credentials.redact,
             )
         except ProgramError as exc:
             # Only writes refused by run_query are explained: a function beyond the caller's scopes is

@@ -124,6 +124,8 @@ class Discovery:
                 tags=tuple(tags.get(doc.tool.name, ())),
                 deprecated=doc.tool.name in deprecated,
                 returns_list=returns_list(doc.tool.output_schema),
+                read_only=_hints(doc.tool.annotations)["readOnlyHint"],
+                destructive=_hints(doc.tool.annotations)["destructiveHint"],
             )
             for doc in self._docs
         )

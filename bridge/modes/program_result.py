@@ -21,6 +21,7 @@ from typing import Any
 import mcp_types
 
 from bridge.results.trim import TrimSettings, trim_result
+from bridge.secrets.excerpt import cut_redacted
 from bridge.secrets.redact_json import REDACT_SLACK, Bounds, Redact, bounded_copy
 
 __all__ = ["MAX_PRINTED_CHARS", "Printed", "program_result"]
@@ -67,7 +68,9 @@ def program_result(
     if printed is not None and printed.total:
         shown = redact(printed.output)  # whole, then cut: a secret across the cut is masked
         if settings is None and len(shown) > MAX_PRINTED_CHARS:  # nothing trims it: cut here
-            shown = shown[:MAX_PRINTED_CHARS] + f"… [cut to {MAX_PRINTED_CHARS:,} of {printed.total:,} characters]"
+            shown = cut_redacted(
+                shown, MAX_PRINTED_CHARS, mark=f"… [cut to {MAX_PRINTED_CHARS:,} of {printed.total:,} characters]"
+            )
         elif printed.total > len(printed.output):
             lengths[id(shown)] = printed.total
         payload["printed"] = shown

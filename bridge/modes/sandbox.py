@@ -25,6 +25,7 @@ from typing import Any
 import anyio
 
 from bridge.modes.program_result import Printed
+from bridge.secrets.excerpt import excerpt
 from bridge.tools.errors import ToolError
 
 __all__ = ["HostCalls", "ProgramError", "Sandbox", "SandboxLimits"]
@@ -97,9 +98,13 @@ def _named_feeds(text: str) -> str:
     return _FEED.sub(lambda m: f'"{SCRIPT_NAME}"' if m.group(1) == "1" else '"<prelude>"', text)
 
 
-def _clip(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= MAX_DIAGNOSTIC_CHARS else text[: MAX_DIAGNOSTIC_CHARS - 20].rstrip() + "\n[... cut]"
+def _clip(text: str, redact: Callable[[str], str]) -> str:
+    """A diagnostic as shown: redacted whole, then cut (the server redacts the message again, but a
+    secret cut in two here would no longer be recognised there)."""
+    return excerpt(text.strip(), redact, MAX_DIAGNOSTIC_CHARS - len(_CUT), mark=_CUT)
+
+
+_CUT = "\n[... cut]"
 
 
 class Sandbox:
@@ -156,8 +161,10 @@ class Sandbox:
         prelude: str,
         functions: Mapping[str, Callable[..., Awaitable[Any]]],
         calls: HostCalls,
+        redact: Callable[[str], str] = str,
     ) -> tuple[Any, Printed]:
-        """The value of the program's last expression and what it printed. Raises :class:`ProgramError`."""
+        """The value of the program's last expression and what it printed. Raises :class:`ProgramError`
+        (its diagnostic redacted with ``redact`` before it is cut)."""
         import pydantic_monty as monty
 
         pool = await self._ensure_pool()
@@ -179,14 +186,14 @@ class Sandbox:
             raise ProgramError(f"The program ran longer than {deadline:g} s and was stopped.") from None
         except monty.MontyTypingError as exc:
             if "[invalid-syntax]" in exc.display():  # the checker parses first
-                raise ProgramError("The program is not valid Python:\n" + _clip(exc.display())) from None
+                raise ProgramError("The program is not valid Python:\n" + _clip(exc.display(), redact)) from None
             raise ProgramError(
-                "The program does not type-check (no API call was made):\n" + _clip(exc.display())
+                "The program does not type-check (no API call was made):\n" + _clip(exc.display(), redact)
             ) from None
         except monty.MontySyntaxError as exc:
-            raise ProgramError("The program is not valid Python:\n" + _clip(exc.display())) from None
+            raise ProgramError("The program is not valid Python:\n" + _clip(exc.display(), redact)) from None
         except monty.MontyRuntimeError as exc:
-            raise ProgramError("The program failed:\n" + _clip(_named_feeds(exc.display()))) from None
+            raise ProgramError("The program failed:\n" + _clip(_named_feeds(exc.display()), redact)) from None
         except monty.MontyCrashedError as exc:
             reason = "ran out of time" if exc.timed_out else "crashed"
             raise ProgramError(f"The program's worker {reason} and was stopped.") from None

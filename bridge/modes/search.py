@@ -25,6 +25,10 @@
 4. A deprecated operation (OpenAPI ``deprecated: true``, or a description sentence that starts
    with "deprecated", Kubernetes' convention) has its score cut to ``DEPRECATED_FACTOR``: it
    ranks below its replacement, which shares its words, unless it is asked for by name.
+5. Then what the operation does against what the query asks (bridge/modes/search_effects.py, from the
+   catalogue's annotations): a write never comes before the reads for a read query, nor a read before
+   the writes for a write query, and a destructive operation is never first unless the query names
+   a destructive verb.
 
 A blank query lists every entry in the order given. ``rank`` never raises, whatever the string.
 
@@ -51,6 +55,7 @@ from typing import Any
 from bridge.contract.catalogue import ToolEntry
 from bridge.contract.listing import listing
 from bridge.contract.result_shape import MARKER_KEY
+from bridge.modes.search_effects import Effects
 from bridge.modes.search_intent import Request, Traits, fit, parse, traits
 from bridge.modes.search_words import SYNONYMS, meaningful, raw_words, spelt, stem, words
 
@@ -88,6 +93,8 @@ DEPRECATED_FACTOR = 0.2
 # name, over one that merely uses them ("Get all requested reviewers for a pull request").
 PHRASE_FACTOR = 1.5
 EXACT_SUMMARY_FACTOR = 2.0
+# A read query's factor for an operation that is not read-only (its annotations) but named as a read.
+UNPROMISED_READ = 0.7
 
 
 def first_sentence(text: str) -> str:
@@ -126,6 +133,19 @@ class SearchEntry:
     deprecated: bool = False
     # Whether its result is an array or a page (bridge/contract/listing.py); None: no result schema.
     returns_list: bool | None = None
+    # The catalogue's annotations (generator/parse/annotations.py); None: from the method alone.
+    read_only: bool | None = None
+    destructive: bool | None = None
+
+    def reads(self) -> bool:
+        if self.read_only is not None:
+            return self.read_only
+        return (self.operation or "").partition(" ")[0].upper() in ("GET", "HEAD", "OPTIONS")
+
+    def destroys(self) -> bool:
+        if self.destructive is not None:
+            return self.destructive and not self.reads()
+        return (self.operation or "").partition(" ")[0].upper() in ("DELETE", "PUT", "PATCH")
 
     @classmethod
     def of(cls, entry: ToolEntry) -> SearchEntry:
@@ -138,6 +158,8 @@ class SearchEntry:
             tags=entry.tags,
             deprecated=entry.deprecated,
             returns_list=returns_list(entry.output_schema),
+            read_only=entry.annotations.readOnlyHint,
+            destructive=entry.annotations.destructiveHint,
         )
 
 
@@ -150,7 +172,7 @@ def returns_list(output_schema: Any) -> bool | None:
 
 def _traits(entry: SearchEntry, summary: str) -> Traits:
     method, _, path = (entry.operation or "").partition(" ")
-    return traits(method, path, entry.name, summary, entry.returns_list)
+    return traits(method, path, entry.name, summary, entry.returns_list, reads=entry.reads())
 
 
 def _summary_text(entry: SearchEntry) -> tuple[str, str]:
@@ -206,6 +228,12 @@ class SearchIndex:
         self._postings = dict(postings)
         self._summaries = tuple(columns["summary"])
         self._traits = tuple(_traits(entry, _summary_text(entry)[0]) for entry in self._entries)
+        self._effects = Effects(
+            self._traits,
+            reads=[entry.reads() for entry in self._entries],
+            destroys=[entry.destroys() for entry in self._entries],
+            deletes=[(entry.operation or "").startswith("DELETE ") for entry in self._entries],
+        )
         # Imported here: numpy comes with it, and serving in tools mode never searches.
         from rank_bm25 import BM25Plus
 
@@ -333,12 +361,15 @@ class SearchIndex:
             first = set(exact)
             scored = sorted(
                 (
-                    (-value * self._factor[position] * fit(request, self._traits[position]), position)
+                    (
+                        -value * self._factor[position] * fit(request, self._traits[position]),
+                        position,
+                    )
                     for position, value in scores.items()
                     if position not in first and value > 0.0
                 ),
             )
-            order = [*exact, *(position for _, position in scored)]
+            order = [*exact, *self._effects.settle([position for _, position in scored], request, query)]
         picked: list[str] = []
         for position in order:
             name = self._names[position]

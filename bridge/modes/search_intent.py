@@ -28,26 +28,38 @@ from dataclasses import dataclass
 
 from bridge.modes.search_words import SYNONYMS, raw_words, spelt
 
-__all__ = ["GENERIC_VERBS", "Request", "Traits", "fit", "parse", "traits"]
+__all__ = [
+    "GENERIC_VERBS",
+    "READ_INTENTS",
+    "READ_KINDS",
+    "VERBS",
+    "WRITE_INTENTS",
+    "Request",
+    "Traits",
+    "fit",
+    "parse",
+    "traits",
+]
 
 # Verb -> intent. "read": a question or a verb that only reads (download, check, count).
 _INTENT_WORDS = {
     "list": "list enumerate browse",
     "get": "get read fetch retrieve show view describe inspect display see",
-    "read": "check download export count return",
+    "read": "check download count return",
     "search": "search find query lookup locate filter",
     "create": (
         "create add new make open post publish register upload submit insert attach invite generate start request"
     ),
     "update": "update edit modify change patch set rename mark move replace assign configure",
-    "delete": "delete remove destroy erase drop detach unassign purge",
+    "delete": "delete remove destroy erase drop detach unassign purge terminate",
     "action": (
         "cancel refund capture confirm void finalize send merge approve reject archive unarchive close reopen "
         "lock unlock star unstar fork pin unpin follow unfollow accept decline trigger run execute dispatch "
         "retry rerun restore copy duplicate transfer share pay verify reset enable disable schedule snooze "
         "sync import subscribe unsubscribe mute unmute kick join leave resume pause stop suspend deploy "
         "install uninstall promote rollback resize reboot restart block unblock react vote renew expire "
-        "convert migrate upgrade downgrade approve dismiss resolve revoke rotate redeliver"
+        "convert migrate upgrade downgrade approve dismiss resolve revoke rotate redeliver allow grant deny "
+        "authorize export"
     ),
 }
 VERBS = {spelt(word): intent for intent, text in _INTENT_WORDS.items() for word in text.split()}
@@ -84,6 +96,9 @@ _EXTENSIONS = frozenset("json xml csv txt yaml yml html pdf png jpg jpeg gif svg
 MATCH, CLASH = 1.5, 0.5
 _READS = ("list", "item", "object", "search")
 _WRITES = ("create", "update", "delete", "action")
+READ_INTENTS = frozenset({"list", "get", "read", "search"})
+READ_KINDS = frozenset(_READS)
+WRITE_INTENTS = frozenset(_WRITES)
 _FIT: dict[str, dict[str, float]] = {
     "list": {"list": MATCH, "search": 1.0, "object": 1.0, "item": 0.75} | dict.fromkeys(_WRITES, CLASH),
     "get": {"item": MATCH, "object": MATCH, "list": 1.0, "search": 0.9} | dict.fromkeys(_WRITES, CLASH),
@@ -115,6 +130,7 @@ class Request:
     plural: bool = False
     personal: bool = False
     action: str | None = None  # an action verb's spelling ("fork"): its noun may be what a path acts on
+    leading: str | None = None  # the verb the query opens with, spelt ("list my running instances": list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +227,8 @@ def parse(query: str) -> Request:
     if intent is None and plural:
         intent = "list"  # "pull request reviews", "projects in a workspace": a listing
     action = spelt(first) if intent == "action" else None
-    return Request(intent, verb, target, held, plural, personal, action)
+    leading = spelt(first) if spelt(first) in VERBS else None
+    return Request(intent, verb, target, held, plural, personal, action, leading)
 
 
 def _segments(path: str) -> list[str]:
@@ -265,9 +282,18 @@ def _resource(fixed: list[str]) -> tuple[list[str], list[str], str | None]:
     return last, fixed[:-1], None
 
 
-def traits(method: str, path: str, name: str = "", summary: str = "", returns_list: bool | None = None) -> Traits:
+def traits(
+    method: str,
+    path: str,
+    name: str = "",
+    summary: str = "",
+    returns_list: bool | None = None,
+    *,
+    reads: bool = True,
+) -> Traits:
     """What the operation ``METHOD path`` named ``name`` does (``returns_list``: whether its result
-    is an array or a page; None when it has no result schema)."""
+    is an array or a page; None when it has no result schema; ``reads``: whether its annotations
+    say read-only: a ``GET /?Action=RunInstances`` does not list, whatever its method)."""
     method = method.upper()
     segments = _segments(path)
     item = bool(segments) and segments[-1] == "{}"
@@ -305,6 +331,8 @@ def traits(method: str, path: str, name: str = "", summary: str = "", returns_li
             kind = "update" if item else "create"
     else:
         kind = None
+    if not reads and method in ("GET", "HEAD") and kind in _READS:  # a GET named as a write
+        kind = declared if declared in _WRITES else "action"
     words = frozenset(spelt(w) for w in raw_words(f"{name} {said}"))
     own = bool(_OWN & (acts_on | within | words))
     return Traits(kind, acts_on, within, parent, own, item, modifiers, words)

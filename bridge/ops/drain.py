@@ -10,8 +10,10 @@ which is what an orchestrator's rolling update counts as a clean stop.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import signal
+import socket
 from collections.abc import MutableMapping, Sequence
 from types import FrameType
 from typing import Any
@@ -139,6 +141,34 @@ class DrainingServer(uvicorn.Server):
             await self.lifespan.shutdown()
 
 
+class ListenError(OSError):
+    """The address cannot be listened on; the message is one line that says what to do."""
+
+
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A bound socket for ``host:port``, before uvicorn starts: a busy or forbidden address is one line
+    (uvicorn would log its raw ``[Errno 98]`` and exit, after the server had said it was starting)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise ListenError(f"cannot listen on {host}:{port}: {host!r} is not an address here ({exc})") from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restart while old ones linger
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ListenError(
+                f"port {port} on {host} is in use by another program: stop it, or choose a free port with --port"
+            ) from None
+        if exc.errno == errno.EACCES:
+            raise ListenError(f"not allowed to listen on {host}:{port}: choose a port above 1023 with --port") from None
+        raise ListenError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
 def serve_draining(
     app: ASGIApp,
     *,
@@ -148,9 +178,14 @@ def serve_draining(
     drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
     readiness: Readiness | None = None,
     plain_logs: bool = True,
+    path: str = "/mcp",
 ) -> None:
     """Run ``app`` under uvicorn until SIGTERM/SIGINT, then drain. ``plain_logs=False`` leaves
-    uvicorn's loggers to the root handler (the JSON log format)."""
+    uvicorn's loggers to the root handler (the JSON log format). A port that cannot be listened on
+    raises :class:`ListenError` before anything starts; once it is bound, its URL is logged."""
+    listener = listen_socket(host, port)
+    shown = f"[{host}]" if ":" in host else host
+    logger.info("listening on http://%s:%d%s (streamable HTTP; Ctrl-C or SIGTERM drains and stops)", shown, port, path)
     readiness = readiness or Readiness()
     _keep_sse_streams_on_signal()
     in_flight = InFlight(app)
@@ -167,4 +202,4 @@ def serve_draining(
         forwarded_allow_ips=trusted or "",
         **options,
     )
-    DrainingServer(config, in_flight=in_flight, readiness=readiness, timeout=drain_timeout).run()
+    DrainingServer(config, in_flight=in_flight, readiness=readiness, timeout=drain_timeout).run(sockets=[listener])

@@ -23,6 +23,7 @@ from typing import Any
 
 from bridge.contract.catalogue import BodyBinding
 from bridge.contract.media_types import FORM, OCTET_STREAM, base_media, concrete_json, infer_kind
+from bridge.request.credential_args import refuse_body_credentials, refuse_credential
 from bridge.request.files import decode_file
 from bridge.request.forms import ArgNames, multipart, urlencoded
 from bridge.request.styles import primitive_text
@@ -48,8 +49,11 @@ def build_body(
         CredentialsError: a required bound property's variable is not set.
     """
     kind = body.kind or infer_kind(body.media_type)
+    bound_names = [f.wire for f in body.bound_fields]
     if body.arg is not None:
         value = args.get(body.arg)
+        if kind in (None, "json", "form", "multipart"):
+            refuse_body_credentials(value, body.arg, bound_names)
         if value is None and not (body.bound_fields and body.required):
             if body.required:
                 raise InvalidArgumentsError(f'Argument "{body.arg}" is required: it is the request body.')
@@ -60,6 +64,9 @@ def build_body(
         kind = kind or "json"
         # An explicit null is sent in JSON (the schema allowed it: "clear this field"); forms have no null.
         keep_null = kind == "json"
+        for f in body.fields:
+            if f.wire not in bound_names:
+                refuse_credential("body", f.wire, f.arg, args.get(f.arg))
         value = {f.wire: args[f.arg] for f in body.fields if f.arg in args and (keep_null or args[f.arg] is not None)}
         if not value and not body.required:
             return None

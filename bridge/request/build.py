@@ -9,7 +9,9 @@ empty, ``.``/``..`` or contain a ``.``/``..`` component between slashes (in any 
 spelling) are refused as :class:`InvalidArgumentsError` (see :mod:`bridge.request.styles`). A template's
 ``#fragment`` is dropped and its ``?literal`` pairs go first in the query (:mod:`bridge.contract.path_template`);
 object members sent as names of their own are checked by :mod:`bridge.request.wire_names`; parameters the
-operator bound take their value from the binding or the environment (:mod:`bridge.secrets.bound`).
+operator bound take their value from the binding or the environment (:mod:`bridge.secrets.bound`);
+a model's value for a parameter or body property that carries a credential is refused
+(:mod:`bridge.request.credential_args`), whatever the catalogue says.
 :func:`check_prepared` repeats the URL checks and checks header names and values once more right
 before :class:`~bridge.upstream.client.Upstream` sends, so a request altered after building is refused too.
 
@@ -37,6 +39,7 @@ from bridge.contract.path_template import literal_query, split_template
 from bridge.contract.wire_rules import DEFAULT_ACCEPT, FORBIDDEN_HEADERS, FRAMING_HEADERS
 from bridge.request.base_url import origin_of
 from bridge.request.bodies import build_body
+from bridge.request.credential_args import refuse_credential
 from bridge.request.files import decode_file
 from bridge.request.sendable import check_sendable, check_url_length
 from bridge.request.styles import (
@@ -123,12 +126,15 @@ def build_request(
     base_url: httpx.URL | str,
     operation: str | None = None,
     bound: Mapping[str, str] | None = None,
+    descriptions: Mapping[str, str] | None = None,
 ) -> PreparedRequest:
     """The HTTP request ``binding`` describes for ``args`` (already schema-validated).
 
     Arguments not named by the binding are ignored. Values that cannot be put on the wire safely
     are refused before anything is sent. Bound parameters (``ParamBinding.bound``) take their
     value from the binding or from ``bound`` (environment variable -> value), never from ``args``.
+    ``descriptions`` (argument -> its input schema's description) settle an ambiguous name
+    (:func:`bridge.request.credential_args.refuse_credential`).
 
     Raises:
         InvalidArgumentsError: a value cannot be sent (dot/empty path value, header control
@@ -159,6 +165,9 @@ def build_request(
     query_names = WireNames(binding.params, "query", fixed)
     cookie_names = WireNames(binding.params, "cookie")
     for param in binding.params:
+        if param.bound is None:
+            described = descriptions.get(param.arg) if descriptions else None
+            refuse_credential(param.location, param.wire, param.arg, args.get(param.arg), described)
         if param.location == "header" and _forbidden_header(param.wire):
             continue
         if param.location == "query" and param.wire in fixed:

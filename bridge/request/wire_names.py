@@ -12,7 +12,8 @@ them (:func:`read_as`): case-insensitively, cut at a NUL (C strings), without su
 or control characters, without trailing brackets (PHP reads ``api_key[]`` and ``api_key[0]`` as
 ``api_key``), with spaces and dots as underscores (PHP again), compatibility characters folded
 (``ａｐｉ_ｋｅｙ``): a free key that a server could read as a credential slot or another
-parameter is refused, not sent beside it. The generator's schemas say the same for exact names
+parameter is refused, not sent beside it; so is a member named like a credential
+(:func:`~bridge.contract.wire_rules.credential_name`). The generator's schemas say the same for exact names
 (``generator.parse.param_rules``); this is the check for any binding, hand-built ones included.
 """
 
@@ -25,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from urllib.parse import quote, unquote
 
 from bridge.contract.catalogue import ParamBinding
+from bridge.contract.wire_rules import credential_name
 from bridge.tools.errors import InvalidArgumentsError
 
 __all__ = ["WireNames", "read_as"]
@@ -94,6 +96,8 @@ class WireNames:
                 or owner != param.wire
                 or (not param.free_members and name not in param.members)
                 or any(read == read_as(reserved) for reserved in param.reserved)
+                or credential_name(self._location, name) is not None
+                or credential_name(self._location, read) is not None
             ):
                 raise self._refused(param, name)
 

@@ -4,8 +4,9 @@
 cursor) and show only what the caller's scopes allow; ``resources/read`` matches the URI
 (:mod:`bridge.resources.uris`) and calls the operation through the call core: argument
 validation, the operator's or the caller's exchanged credentials, limits, the audit line, then
-the output check, trimming and redaction of a tool result. A resource outside the caller's
-scopes is answered exactly like one that does not exist.
+the output check, trimming and redaction of a tool result, and ``serve --confirm`` (a GET marked
+destructive is asked like any covered call; on 2026-07-28 the read answers ``input_required``).
+A resource outside the caller's scopes is answered exactly like one that does not exist.
 """
 
 from __future__ import annotations
@@ -22,10 +23,14 @@ from mcp.shared.exceptions import MCPError
 from bridge.calls.context import ApiError, CallContext, current_identity
 from bridge.calls.operation import OperationCall
 from bridge.calls.runtime import HttpRuntime
+from bridge.confirm.asking import Confirmations, InputRequired
 from bridge.contract.catalogue import OPERATION_META_KEY, Catalogue
 from bridge.identity.scopes import allows, caller_scopes
 from bridge.resources.uris import MAX_URI, Template, scheme_for, template_for
 from bridge.results.trim import OFF_LOOP_BYTES
+from bridge.secrets.excerpt import excerpt
+from bridge.secrets.held import call_scope
+from bridge.server.callers import caller_of
 from bridge.server.cursor import page_start
 from bridge.tools.errors import InvalidArgumentsError, ToolError
 from bridge.tools.registry import ToolRegistry
@@ -41,8 +46,15 @@ RESOURCE_CALL_FAILED = -32010
 class Resources:
     """The resources and templates of one API, and the three handlers."""
 
-    def __init__(self, catalogue: Catalogue, registry: ToolRegistry, runtime: HttpRuntime) -> None:
+    def __init__(
+        self,
+        catalogue: Catalogue,
+        registry: ToolRegistry,
+        runtime: HttpRuntime,
+        confirmations: Confirmations | None = None,
+    ) -> None:
         self.runtime = runtime
+        self._confirmations = confirmations
         self.scheme = scheme_for(catalogue.name)
         self._templates: list[Template] = []
         self._calls: dict[str, OperationCall] = {}
@@ -110,12 +122,20 @@ class Resources:
 
     async def read(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.ReadResourceRequestParams
-    ) -> mcp_types.ReadResourceResult:
+    ) -> mcp_types.ReadResourceResult | mcp_types.InputRequiredResult:
+        with call_scope():  # every token the read sends stays redacted until its answer is made
+            return await self._read(ctx, params)
+
+    async def _read(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.ReadResourceRequestParams
+    ) -> mcp_types.ReadResourceResult | mcp_types.InputRequiredResult:
         uri = str(params.uri)
         template, arguments = self._find(uri)
         call = self._calls[template.entry.name]
         identity = current_identity() if self.runtime.identities else None
-        context = CallContext(surface=f"resource:{template.entry.name}", identity=identity)
+        # A GET the spec or the config marks destructive is asked like any covered call (bridge/calls/gate.py).
+        confirm = self._confirmations.for_request(ctx, caller_of(ctx)) if self._confirmations is not None else None
+        context = CallContext(surface=f"resource:{template.entry.name}", identity=identity, confirm=confirm)
         redact = self.runtime.credentials.redact
         try:
             response = await call.respond(arguments, context)
@@ -123,14 +143,22 @@ class Resources:
                 result = await anyio.to_thread.run_sync(call.to_result, response)
             else:
                 result = call.to_result(response)
+        except InputRequired as exc:  # 2026-07-28: the user is asked, and the client reads again
+            return exc.result
         except InvalidArgumentsError as exc:
-            raise MCPError(code=mcp_types.INVALID_PARAMS, message=redact(str(exc))[:1000], data={"uri": uri}) from None
+            raise MCPError(
+                code=mcp_types.INVALID_PARAMS, message=excerpt(str(exc), redact, 1000), data={"uri": uri}
+            ) from None
         except ApiError as exc:
             if exc.status == 404:
                 raise MCPError(code=mcp_types.INVALID_PARAMS, message="Resource not found", data={"uri": uri}) from None
-            raise MCPError(code=RESOURCE_CALL_FAILED, message=str(exc)[:2000], data={"uri": uri}) from None
+            raise MCPError(
+                code=RESOURCE_CALL_FAILED, message=excerpt(str(exc), redact, 2000), data={"uri": uri}
+            ) from None
         except ToolError as exc:
-            raise MCPError(code=RESOURCE_CALL_FAILED, message=redact(str(exc))[:2000], data={"uri": uri}) from None
+            raise MCPError(
+                code=RESOURCE_CALL_FAILED, message=excerpt(str(exc), redact, 2000), data={"uri": uri}
+            ) from None
         return mcp_types.ReadResourceResult(contents=_contents(uri, result, _mime(template)))
 
 
@@ -172,9 +200,16 @@ def _contents(
     return out
 
 
-def install_resources(server: Any, catalogue: Catalogue, registry: ToolRegistry, runtime: HttpRuntime) -> Resources:
-    """Serve ``catalogue``'s GET operations on ``server`` as resources and templates."""
-    resources = Resources(catalogue, registry, runtime)
+def install_resources(
+    server: Any,
+    catalogue: Catalogue,
+    registry: ToolRegistry,
+    runtime: HttpRuntime,
+    confirmations: Confirmations | None = None,
+) -> Resources:
+    """Serve ``catalogue``'s GET operations on ``server`` as resources and templates (``confirmations``:
+    ``serve --confirm``'s asking, for a GET marked destructive)."""
+    resources = Resources(catalogue, registry, runtime, confirmations)
     server.add_request_handler("resources/list", mcp_types.PaginatedRequestParams, resources.list_resources)
     server.add_request_handler("resources/templates/list", mcp_types.PaginatedRequestParams, resources.list_templates)
     server.add_request_handler("resources/read", mcp_types.ReadResourceRequestParams, resources.read)

@@ -65,10 +65,14 @@ def template_for(entry: ToolEntry, scheme: str) -> Template | None:
     """``entry`` as a resource or template, or None when it cannot be one.
 
     A resource: a GET without required arguments and without path slots. A template: a GET whose
-    required arguments are exactly its path parameters. Not long-running, no query in the path.
+    required arguments are exactly its path parameters. Read-only (the catalogue's annotations: a
+    GET named as a write, ``GET /?Action=TerminateInstances``, is no resource), not long-running,
+    no query in the path.
     """
     binding = entry.binding
-    if binding.method != "GET" or entry.long_running is not None or any(c in binding.path for c in "?#"):
+    if binding.method != "GET" or not entry.annotations.readOnlyHint:
+        return None
+    if entry.long_running is not None or any(c in binding.path for c in "?#"):
         return None
     required = set(entry.input_schema.get("required", ()))
     by_wire = {p.wire: p for p in binding.params if p.location == "path"}

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
+
+from bridge.secrets.excerpt import excerpt
 
 logger = logging.getLogger("bridge.response_check")
 
@@ -63,7 +65,13 @@ class ResponseContract:
         self._base_path = parsed.path.rstrip("/")
 
     def problems(
-        self, method: str, path_template: str, status: int, headers: Mapping[str, str], body: bytes
+        self,
+        method: str,
+        path_template: str,
+        status: int,
+        headers: Mapping[str, str],
+        body: bytes,
+        redact: Callable[[str], str] = str,
     ) -> list[str]:
         pattern = self._base_path + path_template
         request = _Request(self._host, pattern, pattern, method)
@@ -74,18 +82,28 @@ class ResponseContract:
                 errors = list(self._openapi.iter_response_errors(request, response))
         except Exception as exc:  # openapi-core raises unrelated types for odd input; a check must not fail the call
             errors = [exc]
-        return [_describe(e) for e in errors[:MAX_REPORTED_ERRORS]]
+        return [_describe(e, redact) for e in errors[:MAX_REPORTED_ERRORS]]
 
-    def check(self, method: str, path_template: str, status: int, headers: Mapping[str, str], body: bytes) -> None:
-        for problem in self.problems(method, path_template, status, headers, body):
+    def check(
+        self,
+        method: str,
+        path_template: str,
+        status: int,
+        headers: Mapping[str, str],
+        body: bytes,
+        redact: Callable[[str], str] = str,
+    ) -> None:
+        """Log how the answer differs from the spec; the messages quote its values, so they are
+        redacted (before they are cut: the log's own redaction cannot see a cut secret)."""
+        for problem in self.problems(method, path_template, status, headers, body, redact):
             logger.warning("%s %s -> %s does not match the spec: %s", method, path_template, status, problem)
 
 
-def _describe(error: BaseException) -> str:
+def _describe(error: BaseException, redact: Callable[[str], str]) -> str:
     current: BaseException | None = error
     while current is not None:
         details = getattr(current, "schema_errors", None)
         if details:
-            return "; ".join(str(getattr(d, "message", d))[:200] for d in details[:3])
+            return "; ".join(excerpt(str(getattr(d, "message", d)), redact, 200, mark="…") for d in details[:3])
         current = current.__cause__
-    return str(error)[:300]
+    return excerpt(str(error), redact, 300, mark="…")

@@ -13,6 +13,7 @@ from typing import Any
 
 from bridge.contract.catalogue import HttpBinding
 from bridge.contract.media_types import base_media, decode_text, is_json_media, is_text_media, looks_textual
+from bridge.secrets.excerpt import excerpt
 from bridge.secrets.redact import mask_before_decoding
 from bridge.tools.errors import UpstreamStatusError
 from bridge.tools.json_text import parse_json
@@ -69,10 +70,9 @@ def _excerpt(response: UpstreamResponse, redact: Redactor) -> tuple[str, Any]:
             data = None
     elif not (is_json_media(media) or is_text_media(media) or looks_textual(response.content)):
         return f"({len(response.content)} bytes of {media or 'binary data'})", None
-    text = redact(" ".join(text.split()))
-    if len(text) > ERROR_EXCERPT_CHARS or response.truncated:
-        text = text[:ERROR_EXCERPT_CHARS].rstrip() + " … (truncated)"
-    return text, data
+    return excerpt(
+        " ".join(text.split()), redact, ERROR_EXCERPT_CHARS, mark=" … (truncated)", truncated=response.truncated
+    ), data
 
 
 def _hint(

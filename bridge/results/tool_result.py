@@ -49,6 +49,7 @@ from bridge.contract.catalogue import HttpBinding
 from bridge.contract.media_types import base_media, decode_text, is_json_media, is_text_media, looks_textual
 from bridge.results.status_errors import ERROR_EXCERPT_CHARS, Redactor, identity, status_error
 from bridge.results.trim import MARKER_KEY, TrimSettings, trim_result
+from bridge.secrets.excerpt import cut_redacted
 from bridge.secrets.redact import Redactor as SecretRedactor
 from bridge.secrets.redact import mask_before_decoding
 from bridge.secrets.redact_json import redact_json
@@ -113,8 +114,9 @@ class OutputCheck:
         try:
             lines = output_issues(self._tool_name, self._schema, value, json_data=self._json_data)
         except ToolDefinitionError as exc:
-            return str(exc)[:_SHOWN_CHARS]
-        return "; ".join(lines[:_SHOWN_PROBLEMS])[:_SHOWN_CHARS] if lines else None
+            return cut_redacted(str(exc), _SHOWN_CHARS, mark="…")  # the schema's text, not the value's
+        # The value checked is redacted already (and so the messages quoting it).
+        return cut_redacted("; ".join(lines[:_SHOWN_PROBLEMS]), _SHOWN_CHARS, mark="…") if lines else None
 
 
 _SHOWN_PROBLEMS = 5
@@ -231,7 +233,7 @@ def cap_text(text: str, max_bytes: int | None) -> list[str]:
     encoded = text.encode("utf-8")
     if not max_bytes or len(encoded) <= max_bytes:
         return [text]
-    head = encoded[:max_bytes].decode("utf-8", errors="ignore")
+    head = cut_redacted(text, len(encoded[:max_bytes].decode("utf-8", errors="ignore")))  # never half a mask
     return [head + "…", f"[{MARKER_KEY}] text cut to {len(head.encode('utf-8'))} of {len(encoded)} bytes."]
 
 

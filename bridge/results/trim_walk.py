@@ -24,6 +24,7 @@ from json.encoder import encode_basestring  # the C escaper json.dumps uses
 from typing import Any
 
 from bridge.contract.result_shape import MAX_RESULT_DEPTH
+from bridge.secrets.excerpt import cut_redacted
 
 __all__ = [
     "ELLIPSIS",
@@ -71,7 +72,9 @@ def scalar_size(value: Any) -> int:
 
 
 def cut_string(text: str, limit: int) -> str:
-    return text[: max(limit - 1, 0)] + ELLIPSIS
+    """``text`` (redacted already) cut to ``limit`` characters, the ellipsis included, never
+    through a mask (``**…`` would read as part of a secret)."""
+    return cut_redacted(text, max(limit - 1, 0)) + ELLIPSIS
 
 
 class Frame:

@@ -31,9 +31,10 @@ values.
 
 Redaction (P26) is :class:`bridge.secrets.redact.Redactor` (``Credentials.redact``): every configured
 secret (API keys, tokens, passwords, client secrets, the ``user:password`` of HTTP basic and of
-the OAuth2 client), every OAuth2 access token the bridge fetched (the last 32) and every token it
-exchanged for a user and may still send (:data:`REDACTED_EXCHANGED_TOKENS`) are masked in all
-their spellings in every text that leaves the bridge, success bodies and binary bodies included.
+the OAuth2 client), and every token the bridge learnt (an OAuth2 access token it fetched, a token
+it exchanged for a user, a credential a workflow step supplied) for as long as a cache entry or a
+running tool call holds it (:mod:`bridge.secrets.held`) are masked in all their spellings in every
+text that leaves the bridge, success bodies and binary bodies included.
 A secret shorter than :data:`~bridge.secrets.redact.MIN_SECRET_LENGTH` is masked only in credential
 positions, and named (never shown) in one start-up warning.
 """
@@ -43,9 +44,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import threading
 import time
-from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -56,6 +55,7 @@ import httpx
 from bridge.contract.catalogue import EnvRole, SchemeUse, SecurityScheme, StaticHeader
 from bridge.secrets.bound import missing_message
 from bridge.secrets.header_values import HEADER_SAFE, basic_authorization
+from bridge.secrets.held import HeldTokens
 from bridge.secrets.oauth_tokens import (
     DEFAULT_TOKEN_EXPIRY_MARGIN,
     DEFAULT_TOKEN_TIMEOUT,
@@ -73,11 +73,6 @@ logger = logging.getLogger("bridge.credentials")
 
 Role = EnvRole
 _SECRET_ROLES: frozenset[str] = frozenset({"value", "token", "password", "client_secret", "key_password"})
-_REMEMBERED_TOKENS = 32  # fetched tokens kept for redaction
-REDACTED_EXCHANGED_TOKENS = 512
-"""Tokens exchanged for users kept for redaction, the most recently used: twice as many as the
-exchange keeps (``bridge.identity.token_exchange.MAX_CACHED``), so a token still cached, or sent by a call
-still in flight, is always among them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +108,7 @@ class Credentials:
         user_agent: str | None = None,
         bound_env: Iterable[str] = (),
         headers: Sequence[StaticHeader] = (),
+        url_secrets: Iterable[str] = (),
     ) -> None:
         if environ is None:
             environ = os.environ
@@ -132,16 +128,15 @@ class Credentials:
         self._bound_view: Mapping[str, str] = MappingProxyType(self._bound)
         self._headers = tuple(headers)
         self._secrets: dict[str, None] = {}
-        self._tokens: deque[str] = deque(maxlen=_REMEMBERED_TOKENS)
-        self._exchanged: OrderedDict[str, None] = OrderedDict()
-        self._learning = threading.Lock()  # a new token's index is built in a worker thread
         short: list[str] = []
         for scheme in self._schemes.values():
             short.extend(self._collect_secrets(scheme))
         self._secrets.update(dict.fromkeys(self._bound.values()))  # parameters bound to the environment are secrets
+        self._secrets.update(dict.fromkeys(url_secrets))  # tokens of the base URL (bridge.secrets.url_secrets)
         self._redactor = Redactor(self._secrets, **credential_positions(self._schemes.values()))
+        self._held = HeldTokens(self._redactor.learn)
         self._tokens_of_clients = ClientCredentialsTokens(
-            learn=self.remember_token,
+            held=self._held,
             redact=self._redactor,
             base_url=httpx.URL(base_url) if base_url is not None else None,
             transport=transport,
@@ -414,22 +409,16 @@ class Credentials:
         """The API's security schemes, by name."""
         return MappingProxyType(self._schemes)
 
-    def remember_token(self, token: str) -> None:
-        """Redact ``token`` from now on (an OAuth2 token the bridge fetched)."""
-        with self._learning:
-            if token not in self._tokens:
-                self._tokens.append(token)
-                self._redactor.learn((*self._tokens, *self._exchanged))
+    @property
+    def held(self) -> HeldTokens:
+        """The learnt tokens redacted now, each for as long as something holds it (a cache entry
+        holds its token; :meth:`remember_token` holds one for the running call)."""
+        return self._held
 
-    def remember_exchanged(self, token: str) -> None:
-        """Redact ``token`` (exchanged for a user) from now on; called again at every use, so the
-        tokens kept are the :data:`REDACTED_EXCHANGED_TOKENS` most recently used. A new one
-        rebuilds the search index: call it in a worker thread."""
-        with self._learning:
-            if token in self._exchanged:
-                self._exchanged.move_to_end(token)
-                return
-            self._exchanged[token] = None
-            while len(self._exchanged) > REDACTED_EXCHANGED_TOKENS:
-                self._exchanged.popitem(last=False)
-            self._redactor.learn((*self._tokens, *self._exchanged))
+    def remember_token(self, token: str) -> None:
+        """Redact ``token`` (a credential the running call sends: fetched, exchanged, or supplied by a
+        workflow step) until the tool call ends. A token new to redaction rebuilds the search index:
+        for a token not yet held elsewhere, call it in a worker thread."""
+        self._held.use(token)
+
+    remember_exchanged = remember_token

@@ -19,6 +19,7 @@ import httpx
 
 from bridge.contract.catalogue import SecurityScheme
 from bridge.secrets.header_values import HEADER_SAFE, basic_authorization
+from bridge.secrets.held import HeldTokens
 from bridge.tools.errors import CredentialsError
 from bridge.tools.json_text import parse_json
 
@@ -68,15 +69,16 @@ class _TokenSlot:
 class ClientCredentialsTokens:
     """The tokens of one API's client-credentials schemes.
 
-    ``learn`` is called with every fetched token (so it is redacted from then on); ``redact``
-    cleans the token endpoint's error code before it is quoted. ``base_url`` resolves a relative
+    ``held`` redacts each cached token while it is cached, and while every call it was handed to
+    runs (:mod:`bridge.secrets.held`); ``redact`` cleans the token endpoint's error code before it
+    is quoted. ``base_url`` resolves a relative
     token URL; ``transport`` and ``clock`` exist for tests.
     """
 
     def __init__(
         self,
         *,
-        learn: Callable[[str], None],
+        held: HeldTokens,
         redact: Callable[[str], str],
         base_url: httpx.URL | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -85,7 +87,7 @@ class ClientCredentialsTokens:
         expiry_margin: float = DEFAULT_TOKEN_EXPIRY_MARGIN,
         user_agent: str | None = None,
     ) -> None:
-        self._learn = learn
+        self._held = held
         self._redact = redact
         self._base_url = base_url
         self._transport = transport
@@ -104,16 +106,26 @@ class ClientCredentialsTokens:
             slot = self._slots[key] = _TokenSlot()
         async with slot.lock:
             token = slot.token
-            if token is not None and self._clock() < token.expires_at:
-                return token.value
-            slot.token = await self._fetch(name, scheme, key[1], client)
-            return slot.token.value
+            if token is None or self._clock() >= token.expires_at:
+                fresh = await self._fetch(name, scheme, key[1], client)
+                # Held by the cache before it is ever sent (a new token rebuilds the index: off the loop).
+                await anyio.to_thread.run_sync(self._held.hold, fresh.value)
+                self._drop(slot)
+                slot.token = token = fresh
+            self._held.use(token.value)  # and by this call, for as long as it runs
+            return token.value
 
     def invalidate(self, schemes: Sequence[str]) -> None:
         """Forget the cached tokens of ``schemes``."""
         for key, slot in self._slots.items():
             if key[0] in schemes:
-                slot.token = None
+                self._drop(slot)
+
+    def _drop(self, slot: _TokenSlot) -> None:
+        """The cache lets go of ``slot``'s token (calls that sent it still hold it)."""
+        if slot.token is not None:
+            self._held.release(slot.token.value)
+            slot.token = None
 
     async def _fetch(self, name: str, scheme: SecurityScheme, scopes: tuple[str, ...], client: ClientSecret) -> _Token:
         assert scheme.token_url is not None
@@ -163,7 +175,6 @@ class ClientCredentialsTokens:
         if lifetime is None or lifetime <= 0:
             lifetime = DEFAULT_TOKEN_LIFETIME
         keep = lifetime - self._margin if lifetime > 2 * self._margin else lifetime / 2
-        self._learn(token)
         logger.debug("Fetched an OAuth2 token for %s, cached for %.0f s", name, keep)
         return _Token(token, started + keep)
 

@@ -26,13 +26,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from bridge.contract.result_shape import MAX_RESULT_DEPTH
+from bridge.secrets.excerpt import SLACK, excerpt
 from bridge.secrets.redact import MASK, Redactor
 
 __all__ = ["REDACT_SLACK", "Bounds", "bounded_copy", "redact_json"]
 
-REDACT_SLACK = 32 * 1024
-"""Characters of a cut string that redaction reads past the string cap: more than the longest
-spelling of a secret (an escaped 2 KB token), so no secret straddling the cap leaves a prefix."""
+REDACT_SLACK = SLACK + 1
+"""Characters of a cut string that redaction reads past the string cap: :mod:`bridge.secrets.excerpt`'s
+margin, and one character past the cap that trimming then cuts (and says so)."""
 
 Redact = Callable[[str], str]
 Member = Callable[[str, str], str]
@@ -79,12 +80,16 @@ class _Walk:
             self.max_key = bounds.max_key + REDACT_SLACK if bounds.max_key else _HUGE
             self.max_depth = bounds.max_depth
 
-    def text(self, item: str) -> str:
-        if len(item) > self.max_string:
-            cut = self.redact(item[: self.max_string])
-            self.lengths[id(cut)] = len(item)
+    def text(self, item: str, redact: Redact | None = None, length: int | None = None) -> str:
+        """``item`` redacted; past the cap, redacted and then cut to the string cap (excerpt reads
+        the cap and REDACT_SLACK more). ``length``: ``item`` is the start of a value that long."""
+        partial = length is not None and length > len(item)
+        if len(item) > self.max_string or partial:
+            # One character past the cap: trimming still cuts it, and says so with the length.
+            cut = excerpt(item, redact or self.redact, self.max_string - SLACK, partial=partial)
+            self.lengths[id(cut)] = length or len(item)
             return cut
-        return self.redact(item)
+        return (redact or self.redact)(item)
 
     def leaf(self, item: Any, name: str | None) -> Any:
         """A scalar (or, converting, anything that is not a container) as redacted JSON."""
@@ -94,9 +99,8 @@ class _Walk:
                 return self.text(item)
             if len(item) <= self.max_string:
                 return self.member(name, item)
-            cut = self.member(name, item[: self.max_string])
-            self.lengths[id(cut)] = len(item)
-            return cut
+            member = self.member
+            return self.text(item, lambda value: member(name, value))
         if kind is int or kind is float:
             if self.convert and kind is float and not math.isfinite(item):
                 return str(item)
@@ -108,14 +112,14 @@ class _Walk:
         if item is None or kind is bool or not self.convert:
             return item
         if isinstance(item, bytes | bytearray):
-            return self.text(bytes(item[: self.max_string]).decode("utf-8", errors="replace"))
+            return self.text(bytes(item[: self.max_string]).decode("utf-8", errors="replace"), length=len(item))
         if isinstance(item, str):  # subclasses (an enum member): as their plain value
             return self.leaf(str(item), name)
         if isinstance(item, int):
             return self.leaf(int(item), name)
         if isinstance(item, float):
             return self.leaf(float(item), name)
-        return self.text(repr(item)[: self.max_string])
+        return self.text(repr(item))
 
     def container(self, item: Any) -> tuple[Any, Iterator[Any]] | None:
         """The empty copy of a container and its entries to walk (cut to the item bound), or None."""
@@ -146,7 +150,7 @@ class _Walk:
             if type(out) is dict:
                 for k, item in entries:
                     name = k if type(k) is str else str(k)
-                    key = redact(name if len(name) <= max_key else name[:max_key])
+                    key = redact(name) if len(name) <= max_key else excerpt(name, redact, max_key - SLACK)
                     kind = type(item)
                     if kind is str:
                         if len(item) > max_string or member is None:

@@ -32,8 +32,10 @@ from pydantic import ValidationError
 
 from bridge.confirm.asking import Confirmations, InputRequired
 from bridge.identity.scopes import allows, caller_scopes, missing
+from bridge.secrets.held import call_scope
 from bridge.secrets.scrub import scrub
 from bridge.server.call_wire import CallResultWire, hold_structured
+from bridge.server.callers import caller_of
 from bridge.server.tasks import TaskRunner
 from bridge.tools.argument_size import DEFAULT_MAX_ARGUMENT_BYTES
 from bridge.tools.content import error_result
@@ -186,11 +188,13 @@ class _ToolHandlers:
             needed = " ".join(missing(tool.scopes, granted or ()))
             return error_result(f'Tool "{tool.name}" needs the scope(s) {needed}; ask the user to grant them.')
         raw_meta = ctx.params.get("_meta") if ctx.params is not None else None
+        caller = caller_of(ctx)
         tool_ctx = ToolContext(
             tool_name=tool.name,
             meta=raw_meta if isinstance(raw_meta, Mapping) else _EMPTY_META,
             _report_progress=ctx.session.report_progress,
-            confirm=self._confirmations.for_request(ctx) if self._confirmations is not None else None,
+            confirm=self._confirmations.for_request(ctx, caller) if self._confirmations is not None else None,
+            caller=caller,
         )
         if self._tasks is not None and self._tasks.wants_task(ctx, params):
             try:  # a bad call is answered at once, not as a failed task
@@ -205,7 +209,15 @@ class _ToolHandlers:
     async def _run(
         self, tool: Tool, arguments: dict[str, Any] | None, tool_ctx: ToolContext
     ) -> types.CallToolResult | types.InputRequiredResult:
-        """The tool's result, or its error as an ``isError`` result (``InputRequiredResult``: a confirmation round)."""
+        """The tool's result, or its error as an ``isError`` result (``InputRequiredResult``: a confirmation round).
+
+        Every token the call learns or sends stays redacted until its result and error are made."""
+        with call_scope():
+            return await self._run_held(tool, arguments, tool_ctx)
+
+    async def _run_held(
+        self, tool: Tool, arguments: dict[str, Any] | None, tool_ctx: ToolContext
+    ) -> types.CallToolResult | types.InputRequiredResult:
         try:
             return await invoke(tool, self._validator, arguments, tool_ctx)
         except MCPError:

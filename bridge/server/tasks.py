@@ -12,16 +12,17 @@ still open; then ``CreateTaskResult`` goes back and the call runs in the server'
 following its operation until the tracker's ``deadline``. The final result is what the call
 would have returned (trimmed and redacted like any result); an ``isError`` result makes the task
 ``failed``. ``tasks/cancel`` cancels the run: polling stops and the API's cancel operation is
-called where the spec links one. Tasks belong to their caller (the token's principal, else the
-MCP session), are capped in number, and are forgotten ``ttl`` after they end.
+called where the spec links one. Tasks and the results they hold are an
+:class:`~bridge.tools.owned.OwnedPool`: each belongs to its caller (:mod:`bridge.server.callers`:
+the token's user, else the MCP session), a caller and its client have a share of the pool, and a
+task is forgotten ``ttl`` after it ends (the server caps ``ttl`` at an hour). Callers who cannot
+be told apart (``--stateless`` without authentication) get no tasks: the capability is not
+advertised to them and a task-augmented call is refused; the call without a task still runs.
 """
 
 from __future__ import annotations
 
 import logging
-import secrets
-import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -36,8 +37,11 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from bridge.secrets.excerpt import cut_redacted
+from bridge.server.callers import caller_of
 from bridge.server.cursor import page_start
-from bridge.tools.registry import ToolContext
+from bridge.tools.owned import OwnedPool, PoolFull
+from bridge.tools.registry import Confirmer, ToolContext
 
 __all__ = ["RELATED_TASK_KEY", "TASK_SUPPORT", "TaskRunner"]
 
@@ -45,11 +49,20 @@ logger = logging.getLogger("bridge.longrunning.tasks")
 
 RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"
 TASK_SUPPORT = {"taskSupport": "optional"}
-DEFAULT_TTL_MS = 3_600_000
-MAX_TTL_MS = 24 * 3_600_000
+DEFAULT_TTL_MS = 30 * 60_000
+MAX_TTL_MS = 3_600_000  # the server's cap on the ttl a client asks for
 POLL_INTERVAL_MS = 1000
-MAX_TASKS = 256
+MAX_TASKS = 1024
+TASKS_PER_CALLER = 16
+TASKS_PER_CLIENT = 64
 PAGE = 50
+UNKNOWN_TASK = (
+    "Unknown task id: it expired, was never made, or is not yours. If it started an operation, that "
+    "operation may still be running or be done: check with the API (list or get the resource) before "
+    "starting it again."
+)
+
+STATUS_MESSAGE_CHARS = 500  # of a failed task's first text block, as its status message
 
 # The tools/call being served when it asked for a task: the handler puts the CreateTaskResult here
 # and the middleware answers with it (the SDK would check a handler's tools/call result against
@@ -63,22 +76,10 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _owner(ctx: ServerRequestContext[Any, Any]) -> str | None:
-    from mcp.server.auth.middleware.auth_context import get_access_token
-
-    token = get_access_token()
-    if token is not None:
-        return f"token:{token.subject or '-'}|{token.client_id}"
-    request = ctx.request
-    session = request.headers.get("mcp-session-id") if request is not None and hasattr(request, "headers") else None
-    return f"session:{session}" if session else None
-
-
 @dataclass(eq=False)
 class _Task:
-    id: str
-    owner: str | None
     ttl: int
+    id: str = ""
     created: str = field(default_factory=_now)
     updated: str = field(default_factory=_now)
     status: str = "working"
@@ -88,7 +89,7 @@ class _Task:
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     cancelled: anyio.Event | None = None  # the run's ToolContext.cancelled: set by tasks/cancel only
     done: anyio.Event = field(default_factory=anyio.Event)
-    ended: float | None = None  # time.monotonic() when it reached a terminal status
+    on_end: Callable[[], None] | None = None  # called once it reaches a terminal status (its ttl starts)
 
     def wire(self) -> dict[str, Any]:
         task = mcp_types.Task(
@@ -105,17 +106,46 @@ class _Task:
     def finish(self, status: str, message: str | None = None) -> None:
         if self.done.is_set():
             return
-        self.status, self.message, self.updated, self.ended = status, message, _now(), time.monotonic()
+        self.status, self.message, self.updated = status, message, _now()
         self.done.set()
+        if self.on_end is not None:
+            self.on_end()
+
+
+class _ConfirmFirst:
+    """The user is asked while ``tools/call`` is still open; the task exists only once they agreed.
+
+    A refusal raises: the run ends, and its result goes back as the call's own.
+    """
+
+    def __init__(self, confirm: Confirmer, gate: anyio.Event) -> None:
+        self._confirm = confirm
+        self._gate = gate
+
+    async def __call__(self, entry: Any, arguments: Mapping[str, Any], target: str | None) -> Any:
+        answer = await self._confirm(entry, arguments, target)
+        self._gate.set()
+        return answer
+
+    def sent(self, entry: Any, arguments: Mapping[str, Any], response: Any) -> None:
+        self._confirm.sent(entry, arguments, response)
 
 
 class TaskRunner:
     """The tasks of one server: created by task-augmented ``tools/call``, run in the server's task group."""
 
-    def __init__(self, deadline: float, *, max_tasks: int | None = None) -> None:
+    def __init__(self, deadline: float, *, anonymous_callers: bool = False) -> None:
+        """``anonymous_callers``: every caller may be anonymous (``--stateless`` without authentication)."""
         self.deadline = deadline
-        self.max_tasks = max_tasks or MAX_TASKS
-        self._tasks: OrderedDict[str, _Task] = OrderedDict()
+        self.anonymous_callers = anonymous_callers
+        # A task runs at most `deadline` (and its confirmation), then is kept `ttl`.
+        self._tasks: OwnedPool[_Task] = OwnedPool(
+            total=MAX_TASKS,
+            per_caller=TASKS_PER_CALLER,
+            per_group=TASKS_PER_CLIENT,
+            max_ttl=2 * deadline + MAX_TTL_MS / 1000,
+            what="tasks",
+        )
         self._groups: list[anyio.abc.TaskGroup] = []
 
     # --------------------------------------------------------------------------- wiring
@@ -131,7 +161,7 @@ class TaskRunner:
 
         def get_capabilities(*args: Any, protocol_version: str | None = None, **kwargs: Any) -> Any:
             capabilities = plain(*args, protocol_version=protocol_version, **kwargs)
-            if protocol_version in MODERN_PROTOCOL_VERSIONS:
+            if protocol_version in MODERN_PROTOCOL_VERSIONS or self.anonymous_callers:
                 return capabilities
             return capabilities.model_copy(update={"tasks": _CAPABILITY})
 
@@ -192,25 +222,29 @@ class TaskRunner:
             )
         if not self._groups:
             raise MCPError(code=mcp_types.INTERNAL_ERROR, message="Tasks are not available on this server now.")
-        self._expire()
-        if len(self._tasks) >= self.max_tasks:
-            raise MCPError(code=mcp_types.INVALID_REQUEST, message="Too many tasks; wait for some to finish.")
+        caller = tool_ctx.caller  # the handler's caller_of(ctx)
+        if caller.anonymous:
+            # Anonymous stateless callers cannot be told apart: one could read another's task.
+            raise MCPError(
+                code=mcp_types.INVALID_REQUEST,
+                message="Tasks need a session or an access token on this server; call the tool without a task.",
+            )
         asked = params.task.ttl if params.task is not None else None
-        task = _Task(id=secrets.token_urlsafe(18), owner=_owner(ctx), ttl=min(asked or DEFAULT_TTL_MS, MAX_TTL_MS))
+        task = _Task(ttl=min(asked or DEFAULT_TTL_MS, MAX_TTL_MS))
+        try:  # kept while it runs (at most the deadline and a confirmation), then `ttl` after it ends
+            task.id = self._tasks.add(caller, task, 2 * self.deadline + task.ttl / 1000)
+        except PoolFull as exc:
+            raise MCPError(
+                code=mcp_types.INVALID_REQUEST, message=f"No new task: {exc}. Wait for some to end or expire."
+            ) from None
+        task.on_end = lambda: self._tasks.keep_for(task.id, task.ttl / 1000)
         gate = anyio.Event()
         confirm = tool_ctx.confirm
         early: list[mcp_types.CallToolResult] = []
 
-        async def confirm_first(entry: Any, arguments: Mapping[str, Any]) -> None:
-            # The user is asked while tools/call is still open; the task exists only once they agreed.
-            # A refusal raises: the run ends, and its result goes back as the call's own.
-            assert confirm is not None
-            await confirm(entry, arguments)
-            gate.set()
-
         background = replace(
             tool_ctx,
-            confirm=confirm_first if confirm is not None else None,
+            confirm=_ConfirmFirst(confirm, gate) if confirm is not None else None,
             follow_until=anyio.current_time() + self.deadline,
             _report_progress=_quiet,
             cancelled=anyio.Event(),
@@ -246,10 +280,11 @@ class TaskRunner:
                 await gate.wait()  # bounded: the confirmation has its own timeout
             except BaseException:
                 task.scope.cancel()  # the call itself was cancelled before its task existed
+                self._tasks.discard(task.id)
                 raise
             if early:
+                self._tasks.discard(task.id)
                 return early[0]  # ended before the task was made (declined): the plain result
-        self._tasks[task.id] = task
         holder = _CREATED.get()
         assert holder is not None
         holder.append({"task": task.wire()})
@@ -258,10 +293,9 @@ class TaskRunner:
     # ----------------------------------------------------------------------------- methods
 
     def _find(self, ctx: ServerRequestContext[Any, Any], task_id: str) -> _Task:
-        self._expire()
-        task = self._tasks.get(task_id)
-        if task is None or task.owner != _owner(ctx):
-            raise MCPError(code=mcp_types.INVALID_PARAMS, message="Unknown task id.")
+        task = self._tasks.get(caller_of(ctx), task_id)
+        if task is None:
+            raise MCPError(code=mcp_types.INVALID_PARAMS, message=UNKNOWN_TASK)
         return task
 
     async def get(self, ctx: ServerRequestContext[Any, Any], params: mcp_types.GetTaskRequestParams) -> dict[str, Any]:
@@ -284,10 +318,8 @@ class TaskRunner:
     async def list(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams
     ) -> dict[str, Any]:
-        self._expire()
-        owner = _owner(ctx)
-        mine = [t for t in reversed(self._tasks.values()) if t.owner == owner]
-        start = page_start(params.cursor, self.max_tasks)  # tasks expire between pages: past the end is empty
+        mine = [task for _, task in self._tasks.mine(caller_of(ctx))]
+        start = page_start(params.cursor, self._tasks.total)  # tasks expire between pages: past the end is empty
         page: dict[str, Any] = {"tasks": [t.wire() for t in mine[start : start + PAGE]]}
         if start + PAGE < len(mine):
             page["nextCursor"] = str(start + PAGE)
@@ -304,12 +336,6 @@ class TaskRunner:
             task.cancelled.set()  # first: this cancellation also cancels the operation at the API
         task.scope.cancel()
         return task.wire()
-
-    def _expire(self) -> None:
-        now = time.monotonic()
-        for task_id, task in list(self._tasks.items()):
-            if task.ended is not None and now - task.ended > task.ttl / 1000:
-                del self._tasks[task_id]
 
 
 _CAPABILITY = mcp_types.ServerTasksCapability(
@@ -328,5 +354,5 @@ async def _quiet(progress: float, total: float | None, message: str | None) -> N
 def _first_text(result: mcp_types.CallToolResult) -> str | None:
     for block in result.content:
         if isinstance(block, mcp_types.TextContent):
-            return block.text[:500]
+            return cut_redacted(block.text, STATUS_MESSAGE_CHARS, mark="…")  # the handler redacted it
     return None

@@ -23,6 +23,7 @@ from bridge.confirm.asking import Confirmations
 from bridge.confirm.policy import INSTRUCTIONS as CONFIRM_INSTRUCTIONS
 from bridge.confirm.policy import ConfirmSettings
 from bridge.contract.catalogue import Catalogue, IconSpec, ServeMode, stub_entries
+from bridge.contract.version import install_hint
 from bridge.identity.auth_options import ExchangeOptions
 from bridge.identity.client_auth import ClientAuth, ClientTokenVerifier
 from bridge.identity.scopes import call_requirement as scopes_call_requirement
@@ -65,6 +66,7 @@ class ServeOptions:
     forwarded_allow_ips: tuple[str, ...] = ()  # reverse proxies whose X-Forwarded-* are trusted
     base_url: str | None = None
     server_variables: dict[str, str] = field(default_factory=dict)
+    server: int | None = None  # which of the spec's servers (from 1) when no base URL is set
     timeout: float | None = None
     validate_responses: bool = False
     mode: ServeMode | None = None  # None: the catalogue's default mode
@@ -117,12 +119,17 @@ def without_output_schemas(catalogue: Catalogue) -> Catalogue:
     return catalogue.model_copy(update={"tools": tools})
 
 
-def env_settings(catalogue: Catalogue, environ: Mapping[str, str]) -> tuple[str | None, dict[str, str]]:
-    """Base URL and server variables from ``<PREFIX>_BASE_URL`` and ``<PREFIX>_SERVER_<VAR>``."""
+def env_settings(
+    catalogue: Catalogue, environ: Mapping[str, str], server: int | None = None
+) -> tuple[str | None, dict[str, str]]:
+    """Base URL and server variables from ``<PREFIX>_BASE_URL`` and ``<PREFIX>_SERVER_<VAR>``: the
+    variables of the chosen server (``server``, from 1; the first when None) only, so a variable
+    another server defines never stops the start."""
     prefix = f"{catalogue.env_prefix}_SERVER_"
     variables = {}
-    for server in catalogue.servers:
-        for name in server.variables:
+    number = server or 1
+    for server_spec in catalogue.servers[number - 1 : number]:
+        for name in server_spec.variables:
             value = environ.get(prefix + name.upper())
             if value is not None:
                 variables[name] = value
@@ -140,12 +147,13 @@ def build_runtime(
     exchange_transport: httpx.AsyncBaseTransport | None = None,
 ) -> HttpRuntime:
     environ = os.environ if environ is None else environ
-    env_base, env_vars = env_settings(catalogue, environ)
+    env_base, env_vars = env_settings(catalogue, environ, options.server)
     settings = _with_options(settings or HttpSettings(), options)
     runtime = HttpRuntime.create(
         catalogue,
         base_url=options.base_url or env_base,
         server_variables={**env_vars, **options.server_variables},
+        server=options.server,
         environ=environ,
         settings=settings,
         transport=transport,  # type: ignore[arg-type]
@@ -153,6 +161,7 @@ def build_runtime(
         trim=options.trim,
         contract=contract,
     )
+    runtime = dataclasses.replace(runtime, confirm=options.confirm)
     if runtime.operations is not None:
         runtime.operations.settings = options.long_running
     if options.auth is None:
@@ -169,6 +178,7 @@ def build_runtime(
                 transport=exchange_transport,
             ),
             remember=runtime.credentials.remember_exchanged,
+            held=runtime.credentials.held,
         )
     limits = CallerLimits(options.max_calls_per_user, options.max_user_calls_per_second)
     return dataclasses.replace(runtime, identities=True, exchanger=exchanger, caller_limits=limits)
@@ -197,7 +207,7 @@ def response_contract(target: str, options: ServeOptions) -> ResponseContract | 
     try:
         import openapi_core  # noqa: F401  # an extra: say what to install rather than fail later
     except ImportError:
-        raise BridgeError("--validate-responses needs openapi-core: pip install 'mcp-bridge[validate]'") from None
+        raise BridgeError(f"--validate-responses needs openapi-core: {install_hint('validate')}") from None
     from generator.load.spec import load_spec
 
     return ResponseContract(load_spec(spec, validate=False).document)
@@ -303,8 +313,17 @@ def build_bridge_server(
         served.add(status_tool(runtime.operations, runtime))  # listed only when the API has long-running operations
     identity = server_identity(catalogue, icons=options.icons)
     confirm = options.confirm.level != "none"
+    if runtime is not None and runtime.confirm != options.confirm:
+        # The call core decides from the runtime's settings: two answers to "is this asked?" would leave a gap.
+        raise BridgeError("the HTTP runtime was built without this server's --confirm settings (build_runtime)")
+    confirmations = Confirmations(options.confirm, api=catalogue.title, redact=redact) if confirm else None
     operations = runtime.operations if runtime is not None else None
-    tasks = TaskRunner(operations.settings.deadline) if operations is not None and mode == "tools" else None
+    tasks = None
+    if operations is not None and mode == "tools":
+        # --stateless with no user tokens: no caller can be told from another, so none gets tasks.
+        auth = options.auth
+        users = auth is not None and (auth.jwks_url is not None or auth.introspection_url is not None)
+        tasks = TaskRunner(operations.settings.deadline, anonymous_callers=options.stateless and not users)
     server = build_server(
         served,
         name=catalogue.name,
@@ -316,7 +335,7 @@ def build_bridge_server(
         max_argument_bytes=max_argument_bytes,
         title=identity.title,
         icons=identity.sdk_icons(),
-        confirmations=Confirmations(options.confirm, api=catalogue.title, redact=redact) if confirm else None,
+        confirmations=confirmations,
         tasks=tasks,
         opentelemetry=False,  # the SDK's per-message spans: --otel traces puts bridge.ops.observe in their place
     )
@@ -325,7 +344,7 @@ def build_bridge_server(
             raise BridgeError("--resources needs the HTTP runtime resources are read through")
         from bridge.resources import install_resources
 
-        install_resources(server, catalogue, registry, runtime)
+        install_resources(server, catalogue, registry, runtime, confirmations)
     if code is not None or tasks is not None:
         server.lifespan = SandboxLifespan(code.sandbox if code is not None else None, tasks)
     return server

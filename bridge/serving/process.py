@@ -25,6 +25,13 @@ from bridge.serving.tuning import long_lived_objects
 from bridge.tools.errors import BridgeError
 
 
+def _is_terminal(stream: object) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())  # type: ignore[attr-defined]
+    except (ValueError, OSError):  # closed or odd stdin: not a person at a terminal
+        return False
+
+
 def serve_target(target: str, options: ServeOptions) -> int:
     ops = options.ops
     configure_logging(ops.log_format)
@@ -69,19 +76,30 @@ def serve_target(target: str, options: ServeOptions) -> int:
     report_startup(catalogue, runtime, options, os.environ)
     try:
         if options.transport == "http":
-            from bridge.ops.drain import serve_draining  # uvicorn: not loaded for stdio
+            from bridge.ops.drain import ListenError, serve_draining  # uvicorn: not loaded for stdio
 
             operations.start_metrics_listener(options.host, _guard(options))
-            serve_draining(
-                operations.wrap(build_http_app(server, registry, options), _guard(options)),
-                host=options.host,
-                port=options.port,
-                forwarded_allow_ips=options.forwarded_allow_ips,
-                drain_timeout=ops.drain_timeout,
-                readiness=operations.readiness,
-                plain_logs=ops.log_format != "json",
-            )
+            try:
+                serve_draining(
+                    operations.wrap(build_http_app(server, registry, options), _guard(options)),
+                    host=options.host,
+                    port=options.port,
+                    forwarded_allow_ips=options.forwarded_allow_ips,
+                    drain_timeout=ops.drain_timeout,
+                    readiness=operations.readiness,
+                    plain_logs=ops.log_format != "json",
+                )
+            except ListenError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 1
         else:
+            if _is_terminal(sys.stdin):
+                # A person ran it by hand: without this it waits in silence for JSON-RPC lines.
+                print(
+                    "mcp-bridge: waiting for an MCP client on stdin (configure it as a client's server, or try "
+                    "`mcp-bridge list` / `mcp-bridge call`); Ctrl-D or Ctrl-C to stop",
+                    file=sys.stderr,
+                )
             anyio.run(run_stdio, server)
     finally:
         operations.close()

@@ -7,7 +7,7 @@ shows up as a tool error on the first call that needs it. Names only, never valu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from bridge.contract.catalogue import Catalogue
@@ -21,13 +21,15 @@ class BaseUrlSource:
     how: str  # "--base-url", "$NAME", or "spec"
 
 
-def base_url_line(catalogue: Catalogue, source: BaseUrlSource) -> str:
+def base_url_line(catalogue: Catalogue, source: BaseUrlSource, redact: Callable[[str], str] = str) -> str:
+    """Where calls go; ``redact`` masks the URL's secrets (a bot token in its path, P82)."""
+    url = redact(source.url)
     if source.how == "spec":
         return (
-            f"upstream: {source.url} (the spec's first server; set {catalogue.env_prefix}_BASE_URL "
+            f"upstream: {url} (the spec's first server; set {catalogue.env_prefix}_BASE_URL "
             "or --base-url to call another)"
         )
-    return f"upstream: {source.url} (from {source.how})"
+    return f"upstream: {url} (from {source.how})"
 
 
 def credential_lines(catalogue: Catalogue, credentials: Credentials) -> list[str]:
@@ -77,7 +79,7 @@ def credential_lines(catalogue: Catalogue, credentials: Credentials) -> list[str
 
 
 def startup_lines(catalogue: Catalogue, credentials: Credentials, source: BaseUrlSource) -> list[str]:
-    return [base_url_line(catalogue, source), *credential_lines(catalogue, credentials)]
+    return [base_url_line(catalogue, source, credentials.redact), *credential_lines(catalogue, credentials)]
 
 
 def base_url_source(catalogue: Catalogue, url: str, *, option: str | None, environ: Mapping[str, str]) -> BaseUrlSource:

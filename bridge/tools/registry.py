@@ -16,21 +16,39 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from mcp.shared.exceptions import MCPError
 
 from bridge.tools.errors import ToolDefinitionError, ToolError
+from bridge.tools.owned import UNKNOWN_CALLER, Caller
 
 logger = logging.getLogger("bridge.tools")
 
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 ProgressReporter = Callable[[float, float | None, str | None], Awaitable[None]]
-Confirmer = Callable[[Any, Mapping[str, Any]], Awaitable[None]]
-"""Asks the user to confirm one upstream call: (catalogue ``ToolEntry``, validated arguments);
-raises a ``ToolError`` when they decline (bridge/confirm/)."""
+
+
+class Confirmer(Protocol):
+    """The call core's gate before every upstream call of one request (bridge/confirm/).
+
+    Called with the catalogue ``ToolEntry``, the validated arguments, and ``target``: the request
+    as the user would be shown it (``"PUT /v1/users/42"``, bound values masked) when ``serve
+    --confirm`` covers the call, None when it does not (the call is then only recorded, so that a
+    later input round of the same request does not send it again).
+    """
+
+    async def __call__(self, entry: Any, arguments: Mapping[str, Any], target: str | None) -> Any:
+        """Raises a ``ToolError`` when the call must not be sent. Returns the answer an earlier
+        input round of this request already got for this very call (given instead of sending it
+        again), or None: send it."""
+        ...
+
+    def sent(self, entry: Any, arguments: Mapping[str, Any], response: Any) -> None:
+        """The call was sent and ``response`` came back."""
+        ...
 
 
 async def no_progress(progress: float, total: float | None, message: str | None) -> None:
@@ -58,6 +76,8 @@ class ToolContext:
     # A task's run: only an explicit cancel (`cancelled` set) cancels its operation at the API, not
     # the server stopping.
     detached: bool = False
+    # Who calls (bridge/server/callers.py): the owner of the tasks, handles and rounds the call leaves.
+    caller: Caller = UNKNOWN_CALLER
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send a progress notification; does nothing when the client sent no progress token."""

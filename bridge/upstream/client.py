@@ -14,7 +14,9 @@ default); refusals are tool errors and nothing is sent.
 Retries are off by default (``retries=0``); when on, :class:`~bridge.upstream.retry.RetryPolicy` decides
 from the HTTP method and the failure (connect failures for every method; after sending only
 GET/HEAD/OPTIONS/PUT/DELETE, on read errors and 429/502/503/504; never POST/PATCH), with
-jittered exponential backoff and ``Retry-After`` honoured only within the deadline.
+jittered exponential backoff and ``Retry-After`` honoured only within the deadline. For the same
+reason a POST or PATCH cut off after it was sent never tells the model to try again: it may have been
+carried out, so the error says to check with the API first.
 
 Bodies are streamed and capped on *decoded* bytes (:mod:`bridge.upstream.response_body`): a success body
 over ``max_response_bytes`` is refused, an error body is redacted, then cut at
@@ -52,7 +54,7 @@ from bridge.upstream.http_settings import ACCEPT_ENCODING, USER_AGENT, HttpSetti
 from bridge.upstream.limits import ConcurrencyLimit, RateLimit
 from bridge.upstream.redirects import redirect_target
 from bridge.upstream.response_body import read_capped
-from bridge.upstream.retry import parse_retry_after, phase_of
+from bridge.upstream.retry import IDEMPOTENT_METHODS, parse_retry_after, phase_of
 from bridge.upstream.stateless_client import StatelessClient
 
 __all__ = ["Upstream", "UpstreamResponse"]
@@ -193,13 +195,15 @@ class Upstream:
                 async with self.limit.slot():
                     response = await self._send_with_retries(request, started, state)
         except TimeoutError:
+            later = "Try again later, or ask for less data." if _repeatable(request) else _MAY_HAVE_HAPPENED
             raise UpstreamTimeout(
-                f"{op}: the API did not finish answering within {self.settings.deadline:g} s{state.note()}. "
-                "Try again later, or ask for less data."
+                f"{op}: the API did not finish answering within {self.settings.deadline:g} s{state.note()}. {later}"
             ) from None
         except httpx.TimeoutException as exc:
+            sent = not isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout)
+            later = _MAY_HAVE_HAPPENED if sent and not _repeatable(request) else "Try again later."
             raise UpstreamTimeout(
-                f"{op}: the API did not answer in time ({_timeout_kind(exc)}){state.note()}. Try again later."
+                f"{op}: the API did not answer in time ({_timeout_kind(exc)}){state.note()}. {later}"
             ) from None
         except httpx.ConnectError:
             raise UpstreamError(
@@ -209,8 +213,9 @@ class Upstream:
         except httpx.DecodingError:
             raise UpstreamError(f"{op}: the API's response could not be decoded.") from None
         except httpx.HTTPError as exc:
+            later = "Try again later." if _repeatable(request) else _MAY_HAVE_HAPPENED
             raise UpstreamError(
-                f"{op}: the connection to the API failed ({type(exc).__name__}){state.note()}. Try again later."
+                f"{op}: the connection to the API failed ({type(exc).__name__}){state.note()}. {later}"
             ) from None
         elapsed = time.monotonic() - started
         logger.debug(
@@ -353,6 +358,17 @@ def _phrase(status: int) -> str:
         return http.HTTPStatus(status).phrase
     except ValueError:
         return ""
+
+
+# A write cut off after it was sent may have been carried out: the model must look before repeating it.
+_MAY_HAVE_HAPPENED = (
+    "The request may have reached the API and been carried out: check with the API (list or get the resource) "
+    "before trying it again."
+)
+
+
+def _repeatable(request: PreparedRequest) -> bool:
+    return request.method.upper() in IDEMPOTENT_METHODS
 
 
 def _timeout_kind(exc: httpx.TimeoutException) -> str:

@@ -7,7 +7,8 @@ codings such as ``gzip, gzip``, which httpx would expand a whole network read at
 decoded: a success body is refused and an error body is dropped. A 2xx/3xx body over the cap
 raises :class:`~bridge.tools.errors.ResponseTooLarge`; a 4xx/5xx body is cut at its cap after secrets
 are redacted from a slightly longer read, so a secret straddling the cut cannot leave a readable
-prefix.
+prefix; when the body is longer than that read, the read's last :data:`_REDACT_SLACK` bytes are
+dropped after redacting (masks before a secret cut by the read would bring it into the kept part).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable
 
 import httpx
 
+from bridge.secrets.excerpt import cut_redacted_bytes, excerpt
 from bridge.secrets.redact import mask_before_decoding
 from bridge.tools.errors import ResponseTooLarge, UpstreamError
 from bridge.upstream.bounded_decoder import BoundedDecoder
@@ -52,7 +54,7 @@ async def read_capped(
     if success and not decodable:
         raise UpstreamError(
             f"{op}: the API answered with a content encoding mcp-bridge does not decode "
-            f"({', '.join(codings)[:100]}); it only accepts {ACCEPT_ENCODING}."
+            f"({excerpt(', '.join(codings), redact or str, 100, mark='…')}); it only accepts {ACCEPT_ENCODING}."
         )
     if success and not codings:
         declared = response.headers.get("content-length", "")
@@ -85,11 +87,14 @@ async def read_capped(
             if not take(chunk):
                 break
     content = bytes(body)
+    keep = limit
     if redacting and content and redact is not None:
         content = mask_before_decoding(content, redact)
         content = redact(content.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
-    if len(content) > limit:
-        content, truncated = content[:limit], True
+        if truncated:  # a secret straddling the read's end lies in its last _REDACT_SLACK bytes
+            keep = max(0, min(limit, len(content) - _REDACT_SLACK))
+    if len(content) > keep:
+        content, truncated = cut_redacted_bytes(content, keep), True
     return content, truncated
 
 

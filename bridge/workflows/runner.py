@@ -29,6 +29,7 @@ from bridge.calls.operation import OperationCall
 from bridge.calls.runtime import HttpRuntime
 from bridge.contract.catalogue import Catalogue, ToolEntry, WorkflowAction, WorkflowEntry, WorkflowStep
 from bridge.contract.expressions import json_pointer as pointer
+from bridge.secrets.excerpt import excerpt
 from bridge.tools.errors import ResponseTooLarge, ToolError, UnsafeRequestError, UpstreamError
 from bridge.upstream.retry import parse_retry_after
 from bridge.workflows.evaluate import MISSING, EvaluationError, Response, Scope, criterion_holds, resolve_value
@@ -301,7 +302,9 @@ class WorkflowRunner:
         args = {f.wire: f.arg for f in binding.fields}
         unknown = [k for k in payload if k not in args]
         if unknown:
-            raise WorkflowError(self._failed(flow, step, f"the request body has no member {unknown[0][:100]!r}"))
+            raise WorkflowError(
+                self._failed(flow, step, f"the request body has no member {self._shown(unknown[0], 100)!r}")
+            )
         arguments.update({args[k]: v for k, v in payload.items()})
 
     def _judged(self, step: WorkflowStep, scope: Scope, status: int | None) -> _Outcome:
@@ -313,12 +316,18 @@ class WorkflowRunner:
                 shown = (
                     criterion.condition if criterion.type == "simple" else f"{criterion.type} {criterion.condition!r}"
                 )
-                return _Outcome(False, f"the success criterion {shown[:200]} is not met (HTTP {status})", scope)
+                return _Outcome(
+                    False, f"the success criterion {self._shown(shown, 200)} is not met (HTTP {status})", scope
+                )
         return _Outcome(True, "", scope)
 
     def _outputs(self, outputs: Mapping[str, str], scope: Scope) -> dict[str, Any]:
         values = {name: resolve_value(text, scope) for name, text in outputs.items()}
         return {name: value for name, value in values.items() if value is not MISSING}
+
+    def _shown(self, text: str, limit: int) -> str:
+        """Outside text (an answer's member name, a spec's criterion) in a message: redacted, then cut."""
+        return excerpt(text, self.runtime.credentials.redact, limit, mark="…")
 
     def _what(self, step: WorkflowStep) -> str:
         if step.tool is not None:

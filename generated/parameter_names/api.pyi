@@ -1,7 +1,7 @@
 """Typed stubs of the API for code mode (mcp-bridge serve --mode code); generated, do not edit."""
 
 from __future__ import annotations
-from typing import Any, Literal, TypeAlias
+from typing import Any, TypeAlias
 from typing_extensions import TypedDict
 
 ApiError = OSError
@@ -41,7 +41,6 @@ class DeleteItemInput(TypedDict, closed=True):
 
 class GetWebLinksIdGetSharedLinkInput(TypedDict, closed=True):
     id: str
-    fields: Literal['shared_link']
 
 class PutWebLinksIdAddSharedLinkInput(TypedDict, closed=True):
     id: str
@@ -52,7 +51,7 @@ class PutWebLinksIdRemoveSharedLinkInput(TypedDict, closed=True):
 class DescribeThingsInput(TypedDict, total=False, closed=True):
     MaxResults: int
 
-ChatPostMessageInput = TypedDict('ChatPostMessageInput', {'api-version': str, 'channel': str, 'token': str}, closed=True)
+ChatPostMessageInput = TypedDict('ChatPostMessageInput', {'api-version': str, 'channel': str}, closed=True)
 
 async def listItems(*, limit: int = ..., filter: Filter = ..., extra: dict[str, str] = ..., prefs: Prefs = ...) -> ListItemsOutput:
     """List items
@@ -66,7 +65,7 @@ async def deleteItem(*, id: str) -> Any:
 
     DELETE /items/{id} (destructive, idempotent)"""
 
-async def get_web_links_id_get_shared_link(*, id: str, fields: Literal['shared_link']) -> Any:
+async def get_web_links_id_get_shared_link(*, id: str) -> Any:
     """Shared link of a web link (the fragment tells it apart; it is never sent)
 
     GET /web_links/{id}#get_shared_link (read-only)"""
@@ -88,7 +87,7 @@ async def DescribeThings(*, MaxResults: int = ...) -> Any:
 
     Pages: arguments MaxResults."""
 
-async def chat_postMessage(*, api_version: str, channel: str, token: str) -> Any:
+async def chat_postMessage(*, api_version: str, channel: str) -> Any:
     """A secret declared as a required parameter (bind `token` to an environment variable)
 
     POST /chat.postMessage (writes)

@@ -31,7 +31,6 @@ class UpdateItemInput(TypedDict, closed=True):
     name: str
     note: NotRequired[str | None]
     rank: NotRequired[int | None]
-    secret: NotRequired[str]
 
 class UpdateItemOutput(TypedDict, total=False):
     id: str
@@ -97,7 +96,7 @@ async def items_get(*, id: str, id_query: str = ..., filter_status: Literal['ope
 
     `X_Request_ID` is the argument `X-Request-ID`."""
 
-async def updateItem(*, id: str, name: str, note: str | None = ..., rank: int | None = ..., secret: str = ...) -> UpdateItemOutput:
+async def updateItem(*, id: str, name: str, note: str | None = ..., rank: int | None = ...) -> UpdateItemOutput:
     """Change an item
 
     PATCH /items/{id} (destructive)"""

@@ -7,7 +7,15 @@ source: a fact of :mod:`generator.parse.ir` or a product of :mod:`generator.shap
 
 from __future__ import annotations
 
-from bridge.contract.catalogue import BodyBinding, Catalogue, HttpBinding, ParamBinding, ServeMode, ToolEntry
+from bridge.contract.catalogue import (
+    ANNOTATION_RULES,
+    BodyBinding,
+    Catalogue,
+    HttpBinding,
+    ParamBinding,
+    ServeMode,
+    ToolEntry,
+)
 from bridge.contract.media_types import infer_kind
 from generator.parse.ir import Api, Body, Operation, Param
 from generator.shape.api import Shaped, ToolShape
@@ -26,6 +34,7 @@ def assemble_catalogue(api: Api, shaped: Shaped, *, mode: ServeMode = "tools") -
         shared_arguments=shaped.shared_arguments,
         server=api.server,
         headers=api.headers,
+        annotation_rules=ANNOTATION_RULES,
     )
 
 

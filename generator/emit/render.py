@@ -178,6 +178,8 @@ def render_package(
             "env_prefix": api.env_prefix,
             "generator": f"mcp-bridge {bridge_version()}",
             "spec": {"source": spec_source, "sha256": spec_sha256},
+            # Which API this is, so `generate -o` onto another API's package is refused (write.same_api).
+            "api": api_identity(api),
             # Overlays applied to the spec, in order (only when there are some: older manifests stay as they were).
             **({"overlays": [{"source": name, "sha256": digest} for name, digest in overlays]} if overlays else {}),
             **({"workflows": [{"source": name, "sha256": digest} for name, digest in workflows]} if workflows else {}),
@@ -186,6 +188,11 @@ def render_package(
         }
     )
     return package
+
+
+def api_identity(api: Api) -> dict[str, object]:
+    """What tells one API from another in a manifest: its title and its servers' URL templates."""
+    return {"title": api.title, "servers": [server.url for server in api.servers]}
 
 
 def _client_configs(name: str, catalogue: Catalogue, program: str, args: list[str]) -> list[tuple[str, str]]:

@@ -14,6 +14,7 @@ import json
 import os
 import secrets
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -153,11 +154,49 @@ def diff_manifests(old: dict[str, str] | None, new: dict[str, str]) -> PackageDi
     return PackageDiff(added=added, removed=removed, renamed=renamed, first_write=False)
 
 
-def write_package(package: PackageFiles, out_dir: Path, *, new_manifest_tools: dict[str, str]) -> PackageDiff:
-    """Write ``package`` to ``out_dir`` atomically and report what changed since the old manifest."""
+def other_api(old: dict[str, object], api: Mapping[str, object], tools: dict[str, str]) -> str | None:
+    """Why the package ``old`` describes is of another API than ``api`` (title, servers) with ``tools``;
+    None when it is the same API, perhaps changed.
+
+    A manifest that records the API's title decides by the title; an older one, by the operations:
+    a regenerated API keeps some of them, another API keeps none (paths like ``GET /users`` aside,
+    which many APIs share, a rename of every operation at once is not a new version of the same API).
+    """
+    recorded = old.get("api")
+    old_ops = set((_manifest_tools(old) or {}).values())
+    new_ops = set(tools.values())
+    kept = len(old_ops & new_ops)
+    said = f"{kept} of its {len(old_ops)} operation(s) are in this spec"
+    if isinstance(recorded, dict) and isinstance(title := recorded.get("title"), str):
+        if title != api.get("title"):
+            return f"it is the package of {title!r}, not {api.get('title')!r} ({said})"
+        return None
+    if old_ops and new_ops and kept * 2 < len(old_ops):
+        return f"{said}"
+    return None
+
+
+def write_package(
+    package: PackageFiles,
+    out_dir: Path,
+    *,
+    new_manifest_tools: dict[str, str],
+    api: Mapping[str, object] | None = None,
+    replace: bool = False,
+) -> PackageDiff:
+    """Write ``package`` to ``out_dir`` atomically and report what changed since the old manifest.
+
+    A package of another API there (:func:`other_api`) is refused unless ``replace``.
+    """
     out_dir = out_dir.resolve()  # a symlinked package folder is replaced where it really is
     target = check_target(out_dir)
     old_manifest = _manifest(out_dir) if target is Target.PACKAGE else None
+    if old_manifest is not None and api is not None and not replace:
+        why = other_api(old_manifest, api, new_manifest_tools)
+        if why is not None:
+            raise WriteError(
+                f"{out_dir} holds a package of another API: {why}; give another -o, or --replace to write over it"
+            )
     diff = diff_manifests(_manifest_tools(old_manifest), new_manifest_tools)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ from urllib.request import url2pathname
 
 from bridge.contract.expressions import json_pointer as pointer
 from generator.issues import Issue, Level
-from generator.load import refs, swagger2
+from generator.load import azure, refs, swagger2
 from generator.load.reading import SpecError, fetch_url, parse_document, read_file, read_reference
 from generator.load.validate import Problem, find_problems, format_problem
 from generator.options import DEFAULT_FETCH_TIMEOUT, DEFAULT_MAX_SPEC_BYTES
@@ -140,6 +140,8 @@ def _load(
 
         document, overlay_issues = apply_overlays(document, overlays)
     version = _declared_version(document, name)
+    document, azure_issues = azure.merge_x_ms_paths(document, name)
+    overlay_issues += azure_issues
 
     def read(uri: str) -> Any:
         return read_reference(uri, timeout=timeout, max_bytes=max_bytes)

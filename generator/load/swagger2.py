@@ -10,6 +10,7 @@ from typing import Any
 
 from bridge.contract.expressions import json_pointer as pointer
 from generator.issues import Issue, Level
+from generator.load.azure import parameterized_servers
 from generator.load.refs import BUNDLED_PATH_ITEMS, BUNDLED_UNKNOWN
 
 Tokens = tuple[str, ...]
@@ -126,14 +127,21 @@ class _Converter:
         base = base_path if isinstance(base_path, str) else ""
         if base and not base.startswith("/"):
             base = "/" + base
+        if "x-ms-parameterized-host" in self.doc:
+            parameterized = parameterized_servers(self.doc, self._schemes(), base, self._resolve, self.warn)
+            if parameterized is not None:
+                return parameterized
         if not isinstance(host, str) or not host:
             return [{"url": base or "/"}]
+        return [{"url": f"{scheme}://{host}{base.rstrip('/')}"} for scheme in self._schemes()]
+
+    def _schemes(self) -> list[str]:
         schemes = self.doc.get("schemes")
         declared = schemes if isinstance(schemes, list) and schemes else ["https"]
         usable = [scheme for scheme in declared if scheme in ("http", "https")]
         if len(usable) < len(declared):
             self.warn(("schemes",), "only http and https servers are kept; other schemes are dropped")
-        return [{"url": f"{scheme}://{host}{base.rstrip('/')}"} for scheme in usable or ["https"]]
+        return usable or ["https"]
 
     def _paths(self, paths: Any) -> dict[str, Any]:
         if not isinstance(paths, dict):

@@ -22,6 +22,7 @@ from bridge.contract.catalogue import JsonSchema, OutputPolicy, ToolAnnotationsS
 from bridge.contract.expressions import json_pointer as jsonpointer
 from generator.issues import Issue, Level
 from generator.options import MAX_NAME_LENGTH_LIMIT, GenerateOptions
+from generator.parse import annotations as annotation_rules
 from generator.parse import bindings as bind_config
 from generator.parse import longrunning, naming
 from generator.parse.bodies import FILE_PATTERN as FILE_PATTERN  # re-exported: tests and callers import it from here
@@ -33,30 +34,19 @@ from generator.parse.context import Skip as _Skip
 from generator.parse.context import deref as _deref
 from generator.parse.context import tags as _tags
 from generator.parse.context import text as _text
-from generator.parse.credential_notes import config_security_issues
+from generator.parse.credential_notes import config_security_issues, credential_args_warning
 from generator.parse.ir import Api, Operation
 from generator.parse.params import is_never_an_argument as is_never_an_argument  # re-exported for callers
 from generator.parse.params import params as _params
 from generator.parse.responses import responses as _responses
 from generator.parse.schemas.convert import REQUEST, SchemaConverter, SchemaError
+from generator.parse.schemas.one_of import without_ambiguous_one_ofs
 from generator.parse.security import requirements, security_schemes, servers, used_schemes
 from generator.parse.server_info import server_spec
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 MIN_NAME_LENGTH = 16  # room for a readable prefix plus "_" and the 8-digit hash
 
-# (readOnlyHint, destructiveHint, idempotentHint) per method; openWorldHint is always true.
-ANNOTATIONS_BY_METHOD: dict[str, tuple[bool, bool, bool]] = {
-    "GET": (True, False, True),
-    "HEAD": (True, False, True),
-    "OPTIONS": (True, False, True),
-    "TRACE": (True, False, True),
-    "POST": (False, False, False),
-    "PUT": (False, True, True),
-    "PATCH": (False, True, False),
-    "DELETE": (False, True, True),
-}
-ANNOTATION_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 
 
@@ -83,10 +73,15 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
     max_length = _max_name_length(ctx)
 
     raws = list(_iter_operations(ctx))
-    annotations = {raw.label: _annotations(ctx, raw) for raw in raws}
+    decisions = {raw.label: annotation_rules.decide(ctx, raw) for raw in raws}
+    annotations = {label: decision.annotations for label, decision in decisions.items()}
     excluded = [raw.label for raw in raws if _is_excluded(raw, annotations[raw.label], options)]
     excluded_set = set(excluded)
     names = _tool_names(ctx, raws, excluded_set, max_length)
+    # Listed unless left out by a filter of the operator's: --read-only leaving one out is what it says.
+    every = dataclasses.replace(options, read_only=False)
+    listed = {raw.label: decisions[raw.label] for raw in raws if not _is_excluded(raw, annotations[raw.label], every)}
+    ctx.issues.extend(annotation_rules.disagreements(listed))
 
     operations: list[Operation] = []
     for raw in raws:
@@ -97,6 +92,8 @@ def parse_api(document: dict[str, Any], *, options: GenerateOptions, source_name
         except _Skip as skip:
             ctx.warn(raw.label, f"skipped: {skip}")
     operations = longrunning.resolve_links(ctx, operations, ctx.cancel_links)
+    if ctx.credential_args:
+        ctx.warn("credentials", credential_args_warning(ctx.credential_args))
     all_params = [p for op in operations for p in op.params]
     body_fields = [f.wire for op in operations if op.body is not None for f in op.body.bound_fields]
     for key in bind_config.unused(options.bindings, all_params, body_fields):
@@ -227,31 +224,6 @@ def _tool_names(ctx: _Context, raws: Sequence[_RawOperation], excluded: set[str]
     return names
 
 
-def _annotations(ctx: _Context, raw: _RawOperation) -> ToolAnnotationsSpec:
-    read_only, destructive, idempotent = ANNOTATIONS_BY_METHOD.get(raw.method, (False, True, False))
-    values: dict[str, bool] = {
-        "readOnlyHint": read_only,
-        "destructiveHint": destructive,
-        "idempotentHint": idempotent,
-        "openWorldHint": True,
-    }
-    for source, extra in (
-        ("x-mcp-annotations", raw.op.get("x-mcp-annotations")),
-        ("overrides", raw.overrides.get("annotations")),
-    ):
-        if extra is None:
-            continue
-        if not isinstance(extra, dict):
-            ctx.warn(raw.label, f"{source} must be a mapping; ignored")
-            continue
-        for key, value in extra.items():
-            if key in ANNOTATION_KEYS and isinstance(value, bool):
-                values[key] = value
-            else:
-                ctx.warn(raw.label, f"{source}: {key!r} must be one of {', '.join(ANNOTATION_KEYS)} with a boolean")
-    return ToolAnnotationsSpec(**values)
-
-
 # One operation ---------------------------------------------------------------------------------
 
 
@@ -301,7 +273,11 @@ def _convert_operation(
         params=params,
         body=body,
         responses=responses,
-        arguments=ctx.converter.with_defs(arguments, inputs.needs, REQUEST),
+        arguments=without_ambiguous_one_ofs(
+            ctx.converter.with_defs(arguments, inputs.needs, REQUEST),
+            lambda where, detail: ctx.warn(raw.label, f"/inputSchema{where}: {detail}"),
+            ctx.one_of_cache,
+        ),
         result=result,
         wrap_result=wrap,
         accept=accept,

@@ -44,9 +44,10 @@ from bridge.contract.media_types import (
     is_json_media,
     is_text_media,
 )
+from bridge.contract.wire_rules import credential_name, may_hold_text
 from generator.parse import naming
 from generator.parse.bindings import body_bindings
-from generator.parse.context import Context, Inputs, RawOperation, deref, described, text
+from generator.parse.context import Context, Inputs, RawOperation, Skip, deref, described, text
 from generator.parse.ir import Body
 from generator.parse.schemas.convert import REQUEST, Converted, SchemaError
 from generator.parse.schemas.keywords import Schema, is_file_schema
@@ -96,6 +97,8 @@ def request_body(ctx: Context, raw: RawOperation, inputs: Inputs) -> Body | None
     file_fields: tuple[str, ...] = ()
     json_fields: tuple[str, ...] = ()
     encoding: tuple[PartEncoding, ...] = ()
+    if kind == "multipart" and is_file_schema(schema):
+        schema = _one_file_part(schema, media.get("encoding"))
     if kind in ("form", "multipart") and isinstance(schema, dict):
         if kind == "multipart":
             schema, file_fields = _with_file_fields(schema)
@@ -110,6 +113,8 @@ def request_body(ctx: Context, raw: RawOperation, inputs: Inputs) -> Body | None
     bound_fields = _bound_fields(schema, bound)
     if bound:
         schema = _without(schema, bound)
+    if kind in ("json", "form", "multipart"):
+        schema = _without_credentials(ctx, raw, schema)
     fields = (
         _flatten(schema, required, inputs, allow_empty=bool(bound)) if kind in ("json", "form", "multipart") else None
     )
@@ -133,6 +138,29 @@ def request_body(ctx: Context, raw: RawOperation, inputs: Inputs) -> Body | None
         other_media_types=tuple(str(m) for m in content if m != media_type),
         bound_fields=bound_fields,
     )
+
+
+def _without_credentials(ctx: Context, raw: RawOperation, schema: Schema) -> Schema:
+    """``schema`` without the top-level properties that carry a credential (P11; the bound ones
+    are gone already): counted for the one generate-time warning."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return schema
+    dropped = {
+        name: None
+        for name, prop in properties.items()
+        if credential_name("body", str(name)) is not None and may_hold_text(_resolved(ctx, prop))
+    }
+    for name in dropped:
+        ctx.credential_args.setdefault(f"{name} (body)", set()).add(raw.label)
+    return _without(schema, dropped) if dropped else schema
+
+
+def _resolved(ctx: Context, node: Any) -> Any:
+    try:
+        return deref(ctx.document, node, "schema")
+    except Skip:
+        return {}
 
 
 def _bound_fields(schema: Schema, bound: Mapping[str, BoundValue]) -> tuple[BodyField, ...]:
@@ -244,6 +272,19 @@ def _is_binary(schema: Schema) -> bool:
 
 
 # Forms ----------------------------------------------------------------------------------------
+
+FILE_PART = "file"
+
+
+def _one_file_part(schema: Schema, encoding: Any) -> dict[str, Any]:
+    """A multipart body declared as one binary string (Jira's addAttachment): a form of one file part.
+
+    Its name is the one the ``encoding`` names when it names exactly one part, else ``file``
+    (what such APIs read); the part's ``contentType``, if any, applies as for any part.
+    """
+    names = [str(name) for name in encoding] if isinstance(encoding, dict) else []
+    name = names[0] if len(names) == 1 and names[0] else FILE_PART
+    return {"type": "object", "properties": {name: schema}, "required": [name], "additionalProperties": False}
 
 
 def _with_file_fields(schema: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:

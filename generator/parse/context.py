@@ -36,6 +36,12 @@ class Context:
     cancel_links: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     # The config's `headers:`: sent on every request, so no parameter of that name is an argument.
     static_headers: tuple[StaticHeader, ...] = ()
+    # Credential-carrying parameters and body properties left out: "name (location)" -> operations.
+    credential_args: dict[str, set[str]] = field(default_factory=dict)
+    # (location, name, value) of the spec constants already noted (generator/parse/constants.py).
+    constant_notes: set[tuple[str, str, str]] = field(default_factory=set)
+    # Shared subschemas' oneOf verdicts (generator/parse/schemas/one_of.py), by the converted dict's id.
+    one_of_cache: dict[int, Any] = field(default_factory=dict)
 
     def warn(self, where: str, detail: str) -> None:
         self.issues.append(Issue(self.level, where, detail))

@@ -6,6 +6,11 @@ An operation is long-running when a 2xx response is ``202`` with a ``Location`` 
 operation is a link of the 202 response whose name says ``cancel`` (an OpenAPI Link Object:
 ``operationId`` or a local ``operationRef``, and ``parameters`` as runtime expressions), or
 ``cancel:`` in ``x-mcp-async``. Links are resolved once every operation has its tool name.
+
+An operation marked ``x-ms-long-running-operation`` follows Azure's rules too
+(``LongRunning.final_state_via``): ``x-ms-long-running-operation-options.final-state-via``, else
+autorest's default for its method (PUT and PATCH: the original URI; POST: the Location; DELETE:
+the status).
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ _CANCEL_NAME = re.compile(r"cancel|abort|stop", re.IGNORECASE)
 _LIST_KEYS = ("status_headers", "running", "succeeded", "failed")
 _TEXT_KEYS = ("state", "result")
 _KEYS = frozenset({*_LIST_KEYS, *_TEXT_KEYS, "cancel"})
+FINAL_STATE_VIA = ("azure-async-operation", "location", "original-uri", "operation-location")
+_DEFAULT_FINAL_STATE_VIA = {"PUT": "original-uri", "PATCH": "original-uri", "POST": "location"}
 
 
 def detect(ctx: Context, raw: RawOperation) -> tuple[LongRunning, Mapping[str, Any] | None] | None:
@@ -48,7 +55,18 @@ def detect(ctx: Context, raw: RawOperation) -> tuple[LongRunning, Mapping[str, A
         ctx.warn(raw.label, f"{source} must be true, false or a mapping; ignored")
     if link is None and accepted is not None:
         link = _cancel_link(ctx, raw, accepted)
+    if raw.op.get("x-ms-long-running-operation") is True:
+        settings["final_state_via"] = _final_state_via(ctx, raw)
     return LongRunning(**settings), link
+
+
+def _final_state_via(ctx: Context, raw: RawOperation) -> str:
+    options = raw.op.get("x-ms-long-running-operation-options")
+    declared = options.get("final-state-via") if isinstance(options, Mapping) else None
+    if declared is not None and declared not in FINAL_STATE_VIA:
+        ctx.warn(raw.label, f"x-ms-long-running-operation-options: final-state-via {declared!r} is not understood")
+        declared = None
+    return str(declared or _DEFAULT_FINAL_STATE_VIA.get(raw.method, "azure-async-operation"))
 
 
 def _accepted_response(ctx: Context, raw: RawOperation) -> Mapping[str, Any] | None:

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from bridge.contract.catalogue import BoundValue, SecurityScheme
+from bridge.contract.wire_rules import credential_name
 from generator.parse.schemas.convert import REQUEST, SchemaConverter
 from generator.parse.schemas.keywords import Schema
 
@@ -70,13 +71,14 @@ def members_become_names(location: str, style: str, explode: bool, content_type:
 
 
 def restrict_members(
-    converter: SchemaConverter, schema: Schema, reserved: Iterable[str]
+    converter: SchemaConverter, schema: Schema, reserved: Iterable[str], location: str = "query"
 ) -> tuple[Schema, tuple[str, ...], bool]:
     """``schema`` allowing only safe member names, the member names allowed, and whether any
     other name is (the spec allows free keys).
 
     ``reserved`` are the names no member may take (the runtime compares them case-insensitively:
-    some servers read query names that way).
+    some servers read query names that way), and no member carries a credential
+    (:func:`~bridge.contract.wire_rules.credential_name`; the runtime refuses those too).
     """
     taken = sorted(set(reserved))
     if schema is True:
@@ -102,7 +104,11 @@ def restrict_members(
             return schema, (), True
         return {**schema, "propertyNames": {"not": {"enum": taken}}}, (), True
     assert isinstance(properties, dict)
-    kept = {name: prop for name, prop in properties.items() if str(name).lower() not in lowered}
+    kept = {
+        name: prop
+        for name, prop in properties.items()
+        if str(name).lower() not in lowered and credential_name(location, str(name)) is None
+    }
     out: dict[str, Any] = {**schema, "properties": kept, "additionalProperties": False}
     required = schema.get("required")
     if isinstance(required, list):

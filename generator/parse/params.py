@@ -3,20 +3,24 @@
 Every declared parameter becomes an argument, except the ones OpenAPI itself says to ignore
 (``Accept``, ``Content-Type`` and ``Authorization`` headers), the slot of any apiKey scheme (the
 runtime fills that one in from the scheme's credential; see ``generator.parse.param_rules``), query
-pairs the path template fixes, and parameters the config binds (``generator.parse.bindings``).
+pairs the path template fixes, parameters the config binds (``generator.parse.bindings``), and
+unbound ones that carry a credential (``bridge.contract.wire_rules``; one warning for the API).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bridge.contract.catalogue import BoundValue, ParamLocation
 from bridge.contract.path_template import split_template
-from bridge.contract.wire_rules import FORBIDDEN_HEADERS
+from bridge.contract.wire_rules import FORBIDDEN_HEADERS, credential_name, describes_credential, may_hold_text
+from generator.issues import Issue, Level
 from generator.parse import bindings as bind_config
 from generator.parse import param_rules
+from generator.parse.constants import spec_constant
 from generator.parse.context import Context as _Context
 from generator.parse.context import Inputs as _Inputs
 from generator.parse.context import RawOperation as _RawOperation
@@ -25,6 +29,7 @@ from generator.parse.context import deref as _deref
 from generator.parse.context import described as _described
 from generator.parse.context import text as _text
 from generator.parse.ir import Param
+from generator.parse.schemas.bad_defaults import without_bad_examples
 from generator.parse.schemas.convert import REQUEST
 from generator.parse.schemas.keywords import Schema
 
@@ -56,7 +61,14 @@ def params(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Param, .
         key = (node["name"], node["in"])
         if key not in binds and (slot := param_rules.slot_binding(ctx.schemes, node["in"], node["name"])) is not None:
             binds[key] = slot
+    # A required parameter with one possible value is sent as that constant (generator/parse/constants.py).
+    for node in bindable:
+        key = (node["name"], node["in"])
+        if key not in binds and (constant := spec_constant(node, _info_version(ctx))) is not None:
+            binds[key] = constant[0]
+            _note_constant(ctx, node, constant[0].value or "", constant[1])
     kept = [p for p in declared if (p["name"], p["in"]) in binds or not _is_implicit(p, credentials, fixed)]
+    kept = _without_credentials(ctx, raw, kept, binds)
     _check_path_variables(template, kept)
     # Names an object parameter's members may never take, per location.
     taken: dict[str, set[str]] = {
@@ -72,6 +84,59 @@ def params(ctx: _Context, raw: _RawOperation, inputs: _Inputs) -> tuple[Param, .
                 reserved = taken[location] - {node["name"]}
                 params.append(_param(ctx, node, inputs, reserved, binds.get((node["name"], location))))
     return tuple(params)
+
+
+def _without_credentials(
+    ctx: _Context, raw: _RawOperation, nodes: list[dict[str, Any]], binds: Mapping[tuple[str, str], Any]
+) -> list[dict[str, Any]]:
+    """``nodes`` without the unbound parameters that carry a credential (P11): the model never
+    supplies one. Each is counted for the one generate-time warning; a path parameter cannot be
+    left out, so its operation is skipped unless the operator binds it."""
+    out = []
+    for node in nodes:
+        name, location = node["name"], node["in"]
+        reason = None if (name, location) in binds else credential_param(ctx, node)
+        if reason is None:
+            out.append(node)
+            continue
+        if location == "path":
+            raise _Skip(f"path parameter {name!r} carries a credential ({reason}); bind it with `bind:` in --config")
+        ctx.credential_args.setdefault(f"{name} ({location})", set()).add(raw.label)
+    return out
+
+
+def credential_param(ctx: _Context, node: Mapping[str, Any]) -> str | None:
+    """Why a declared parameter carries a credential (its name, or a query, header or cookie
+    parameter's description), or None; a numeric or boolean one never does."""
+    name, location = node["name"], node["in"]
+    description = _text(node.get("description"))
+    reason = credential_name(location, name, description) or describes_credential(location, name, description)
+    if reason is None:
+        return None
+    try:
+        schema = _deref(ctx.document, node.get("schema", {}), "schema")
+    except _Skip:
+        schema = {}  # the conversion reports it; until then, it may hold text
+    return reason if may_hold_text(schema) else None
+
+
+def _info_version(ctx: _Context) -> str:
+    info = ctx.document.get("info")
+    version = info.get("version") if isinstance(info, Mapping) else None
+    return str(version) if isinstance(version, str | int | float) else ""
+
+
+def _note_constant(ctx: _Context, node: Mapping[str, Any], value: str, why: str) -> None:
+    """One NOTE per parameter and value: the model is not asked for it, the bridge sends it."""
+    key = (str(node["in"]), str(node["name"]), value)
+    if key in ctx.constant_notes:
+        return
+    ctx.constant_notes.add(key)
+    detail = (
+        f"required {node['in']} parameter {node['name']!r} is sent as {value!r} ({why}), not asked of the model; "
+        f"bind it in --config (bind: {{{node['name']}: ...}}) to send another value"
+    )
+    ctx.issues.append(Issue(Level.NOTE, f"{ctx.source_name}: parameters", detail))
 
 
 def _merged_params(ctx: _Context, raw: _RawOperation) -> list[dict[str, Any]]:
@@ -151,7 +216,7 @@ def _param(
     converted = ctx.converter.convert(raw_schema, REQUEST)
     description = _text(node.get("description"))
     deprecated = node.get("deprecated") is True
-    schema = _described(converted.schema, description)
+    schema = _with_examples(_described(converted.schema, description), node)
     if deprecated and isinstance(schema, dict):
         schema = {**schema, "deprecated": True}
     required = location == "path" or node.get("required") is True
@@ -168,7 +233,7 @@ def _param(
     free_members = False
     slots: tuple[str, ...] = ()
     if param_rules.members_become_names(location, style, explode, content_type):
-        schema, members, free_members = param_rules.restrict_members(ctx.converter, schema, reserved)
+        schema, members, free_members = param_rules.restrict_members(ctx.converter, schema, reserved, location)
         if free_members:
             # The runtime knows the other parameters, not the credential slots.
             slots = param_rules.slot_names(ctx.schemes, location)
@@ -197,6 +262,29 @@ def _param(
         reserved=slots,
         bound=bound,
     )
+
+
+_MAX_PARAM_EXAMPLES = 3
+
+
+def _with_examples(schema: Schema, node: Mapping[str, Any]) -> Schema:
+    """The parameter's own ``example``/``examples`` carried into its argument's schema (a copy).
+
+    A required string with no enum (``api-version``, a region) often states its format only there;
+    the schema's own examples win, and examples that break the schema are left out.
+    """
+    if not isinstance(schema, dict) or "examples" in schema:
+        return schema
+    found: list[Any] = [node["example"]] if "example" in node else []
+    declared = node.get("examples")
+    if isinstance(declared, Mapping):
+        found += [entry["value"] for entry in declared.values() if isinstance(entry, Mapping) and "value" in entry]
+    unique = list({json.dumps(value, sort_keys=True): value for value in found}.values())[:_MAX_PARAM_EXAMPLES]
+    if not unique:
+        return schema
+    out = {**schema, "examples": unique}
+    without_bad_examples(out)
+    return out if out.get("examples") else schema
 
 
 _NON_EMPTY = {"string": ("minLength", 1), "array": ("minItems", 1), "object": ("minProperties", 1)}

@@ -30,6 +30,7 @@ from bridge.contract.expressions.arazzo import ExpressionError, is_expression, p
 from bridge.contract.expressions.conditions import ConditionError, parse_condition
 from bridge.contract.expressions.json_path import QueryError, compile_query
 from bridge.contract.expressions.patterns import compiled_pattern
+from bridge.contract.wire_rules import credential_name
 from generator.parse.ir import Operation
 from generator.workflows.document import ArazzoDocument
 from generator.workflows.sources import component
@@ -38,6 +39,9 @@ __all__ = ["Problems", "actions", "body", "criteria", "parameters", "value_expre
 
 MAX_VALUE_NODES = 10_000  # nodes of one parameter value or payload
 _CREDENTIAL_TYPES = ("http", "oauth2", "openIdConnect")
+
+# A workflow input never feeds a credential: the model fills the inputs (SECURITY.md P11).
+_CREDENTIAL_HINT = "; it carries a credential, which is never a model's argument: bind it with `bind:` in --config"
 
 
 @dataclass(slots=True)
@@ -172,7 +176,8 @@ def parameters(
             continue
         same = sorted(p.wire_name for p in op.params if p.location == where)
         listed = f" (its {where} parameters: {', '.join(same)})" if same else ""
-        problems.error(f"{at}/name", f"{op.label} has no {where} parameter '{name}'{listed}")
+        hint = _CREDENTIAL_HINT if credential_name(str(where), name) is not None else ""
+        problems.error(f"{at}/name", f"{op.label} has no {where} parameter '{name}'{listed}{hint}")
     return tuple(out)
 
 
@@ -199,7 +204,10 @@ def body(spec: dict[str, Any], op: Operation | None, at: str, problems: Problems
         wires = {f.wire for f in op.body.fields}
         unknown = sorted(k for k in payload if k not in wires)
         if unknown:
-            problems.error(f"{at}/payload", f"{op.label}'s body has no member {', '.join(map(repr, unknown[:5]))}")
+            hint = _CREDENTIAL_HINT if any(credential_name("body", k) is not None for k in unknown[:5]) else ""
+            problems.error(
+                f"{at}/payload", f"{op.label}'s body has no member {', '.join(map(repr, unknown[:5]))}{hint}"
+            )
     replacements = []
     for index, item in enumerate(spec.get("replacements") or ()):
         target = str(item.get("target"))

@@ -121,3 +121,50 @@ async def test_a_task_belongs_to_its_session(store: JobStore, tmp_path: Path) ->
             mine = await owner.session._dispatcher.send_raw_request("tasks/get", {"taskId": task_id})
     assert foreign.value.error.code == mcp_types.INVALID_PARAMS
     assert listed["tasks"] == [] and mine["status"] == "working"
+
+
+async def test_over_stateless_http_anonymous_callers_get_no_tasks_and_never_see_each_others(
+    store: JobStore, tmp_path: Path
+) -> None:
+    from mcp import MCPError
+
+    async with http_jobs_bridge(store, tmp_path, "--stateless", "--async-wait", "0.2") as url:
+        async with Client(url, mode="legacy") as first, Client(url, mode="legacy") as second:
+            offered = first.server_capabilities.tasks
+            with pytest.raises(MCPError) as refused:
+                await first.session._dispatcher.send_raw_request(
+                    "tools/call", {"name": "startJob", "arguments": {"kind": "hang"}, "task": {}}
+                )
+            listed = await second.session._dispatcher.send_raw_request("tasks/list", {})
+            plain = await first.call_tool("startJob", {"kind": "inline", "steps": 1})  # without a task it runs
+    assert offered is None  # callers who cannot be told apart are not offered tasks
+    assert refused.value.error.code == mcp_types.INVALID_REQUEST and "session or an access token" in (
+        refused.value.error.message
+    )
+    assert listed["tasks"] == []
+    assert not plain.is_error and [job.kind for job in store.jobs.values()] == ["inline"]
+
+
+async def test_over_http_one_sessions_flood_of_tasks_leaves_room_for_another_session(
+    store: JobStore, tmp_path: Path
+) -> None:
+    from mcp import MCPError
+
+    from bridge.server.tasks import MAX_TTL_MS, TASKS_PER_CALLER
+
+    day = {"ttl": 24 * 3_600_000}
+    async with http_jobs_bridge(store, tmp_path) as url:
+        async with Client(url, mode="legacy") as greedy, Client(url, mode="legacy") as other:
+            call = greedy.session._dispatcher.send_raw_request
+            made = [
+                await call("tools/call", {"name": "startJob", "arguments": {"kind": "inline"}, "task": day})
+                for _ in range(TASKS_PER_CALLER)
+            ]
+            with pytest.raises(MCPError) as refused:
+                await call("tools/call", {"name": "startJob", "arguments": {"kind": "inline"}, "task": day})
+            created = await other.session._dispatcher.send_raw_request(
+                "tools/call", {"name": "startJob", "arguments": {"kind": "inline"}, "task": day}
+            )
+    assert refused.value.error.code == mcp_types.INVALID_REQUEST
+    assert created["task"]["status"] in ("working", "completed")
+    assert max(entry["task"]["ttl"] for entry in [*made, created]) == MAX_TTL_MS  # a day asked, an hour kept

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from bridge.contract.version import DISTRIBUTION
 from tests.e2e.conftest import PACKAGE, ROOT
 
 BLOCKER = '''
@@ -39,36 +40,36 @@ KEY = {"PETSTORE_API_KEY": "a-long-enough-demo-key"}
 
 # (what is asked, modules missing, command, extra environment, the line's must-have, exit status)
 CASES = {
-    "--otel without the otel extra": (OTEL, ["serve", PACKAGE, "--otel", "traces"], {}, "mcp-bridge[otel]", 1),
+    "--otel without the otel extra": (OTEL, ["serve", PACKAGE, "--otel", "traces"], {}, f"{DISTRIBUTION}[otel]", 1),
     "OTEL_* alone without the extra": (OTEL, ["serve", PACKAGE], {"OTEL_TRACES_EXPORTER": "otlp"}, "", 0),
     "--metrics-port without prometheus": (
         "prometheus_client",
         ["serve", PACKAGE, "--transport", "http", "--port", "9", "--metrics-port", "9"],
         {},
-        "mcp-bridge[prometheus]",
+        f"{DISTRIBUTION}[prometheus]",
         1,
     ),
     "--limits-redis without redis": (
         "redis",
         ["serve", PACKAGE, "--limits-redis", "redis://127.0.0.1:9/0"],
         {},
-        "mcp-bridge[redis]",
+        f"{DISTRIBUTION}[redis]",
         1,
     ),
     "--validate-responses without openapi-core": (
         "openapi_core",
         ["serve", PACKAGE, "--validate-responses", "--spec", SPEC],
         {},
-        "mcp-bridge[validate]",
+        f"{DISTRIBUTION}[validate]",
         1,
     ),
     "inspect without tiktoken": ("tiktoken", ["inspect", SPEC], {}, "", 0),
     "discovery mode, slim": ("rank_bm25,numpy", ["serve", PACKAGE, "--mode", "discovery"], {}, "rank-bm25", 1),
     "code mode, slim": ("pydantic_monty", ["serve", PACKAGE, "--mode", "code"], {}, "pydantic-monty", 1),
     "workflows, slim": ("jsonpath", ["serve", WORKFLOWS, "--base-url", "http://127.0.0.1:9"], {}, "python-jsonpath", 1),
-    "generate, slim": (GENERATOR, ["generate", SPEC, "-o", "{tmp}/out"], {}, "pip install mcp-bridge", 1),
-    "inspect, slim": (GENERATOR, ["inspect", SPEC], {}, "pip install mcp-bridge", 1),
-    "serve SPEC, slim": (GENERATOR, ["serve", SPEC, "--no-cache"], {}, "pip install mcp-bridge", 1),
+    "generate, slim": (GENERATOR, ["generate", SPEC, "-o", "{tmp}/out"], {}, f"pip install {DISTRIBUTION}", 1),
+    "inspect, slim": (GENERATOR, ["inspect", SPEC], {}, f"pip install {DISTRIBUTION}", 1),
+    "serve SPEC, slim": (GENERATOR, ["serve", SPEC, "--no-cache"], {}, f"pip install {DISTRIBUTION}", 1),
 }
 
 

@@ -93,6 +93,6 @@ async def test_the_typescript_clients_elicitation_confirms_a_write(
 ) -> None:
     summary = await run(script, store, "confirm", "--confirm", "writes", elicit=answer)
     (form,) = summary["forms"]
-    assert "Start a job (POST /jobs)" in form
+    assert form.startswith("The assistant wants to send POST /v1/jobs\n") and "(Start a job)" in form
     assert summary["result"].get("isError", False) is not sent
     assert bool(store.requests) is sent

@@ -13,6 +13,7 @@ import pytest
 
 from bridge.contract.expressions.json_pointer import resolve
 from bridge.contract.path_template import split_template
+from bridge.contract.wire_rules import credential_name, describes_credential, may_hold_text
 from generator.generate import build_api, finish_catalogue
 from generator.options import GenerateOptions
 from generator.parse.api import is_never_an_argument
@@ -63,6 +64,14 @@ def _credential_params(document: dict[str, Any]) -> set[tuple[str, str]]:
     return out
 
 
+def _carries_credential(param: dict[str, Any]) -> bool:
+    """A parameter the contract's rule says carries a credential (P11): never an argument."""
+    name, location = param["name"], param["in"]
+    description = param.get("description")
+    reason = credential_name(location, name, description) or describes_credential(location, name, description)
+    return reason is not None and may_hold_text(param.get("schema", {}))
+
+
 def _check_api(document: dict[str, Any], api: Api) -> None:
     tools = {
         op.label: tool for op, tool in zip(api.operations, finish_catalogue(api, GenerateOptions()).tools, strict=True)
@@ -82,6 +91,7 @@ def _check_api(document: dict[str, Any], api: Api) -> None:
             assert tool.output_schema["type"] == "object"
             assert unresolved_refs(tool.output_schema) == [], op.label
         bound = {(p.wire, p.location): p.arg for p in tool.binding.params}
+        constants = {(p.wire, p.location) for p in tool.binding.params if p.bound is not None and p.bound.value}
         credentials = _credential_params(document)
         fixed = {name for name, _ in split_template(path)[1]}
         properties = tool.input_schema["properties"]
@@ -94,6 +104,11 @@ def _check_api(document: dict[str, Any], api: Api) -> None:
                 continue
             if param["in"] == "query" and param["name"] in fixed:
                 continue  # the path template sends it
+            if _carries_credential(param):
+                assert bound.get(key, "") == "", f"{op.label}: credential {key} is an argument"
+                continue
+            if key in constants:
+                continue  # one value the spec states: the bridge sends it (generator/parse/constants.py)
             assert key in bound, f"{op.label}: parameter {key} dropped"
             assert bound[key] in properties, f"{op.label}: argument {bound[key]} missing from the schema"
         if "requestBody" in op_doc:

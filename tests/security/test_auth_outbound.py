@@ -111,5 +111,7 @@ async def test_a_flood_of_made_up_opaque_tokens_keeps_introspections_in_flight_b
                     tg.start_soon(one, i)
         took = anyio.current_time() - started
     assert outcomes == [None] * (3 * MAX_IN_FLIGHT)
-    assert server.count == MAX_IN_FLIGHT  # the rest waited their bounded while, then were refused
+    # The rest waited their bounded while, then were refused. On a loaded machine some of the first
+    # MAX_IN_FLIGHT may time out before their request is even read, so the bound is what holds, not equality.
+    assert 0 < server.count <= MAX_IN_FLIGHT
     assert took < MAX_QUEUE_WAIT + TIMEOUT * 4 + BOUND

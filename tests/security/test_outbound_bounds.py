@@ -265,3 +265,28 @@ async def test_upstream_never_follows_redirects_by_itself() -> None:
         client = upstream._client
         assert client.follow_redirects is False
         assert isinstance(client, httpx.AsyncClient)
+
+
+@pytest.mark.parametrize(
+    ("fault", "tool", "arguments", "repeatable"),
+    [
+        (Fault.hang(), "createItem", {"name": "x"}, False),
+        (Fault.reset(), "createItem", {"name": "x"}, False),
+        (Fault.hang(), "patchItem", {"id": "1", "name": "x"}, False),
+        (Fault.hang(), "getItem", {"id": "1"}, True),
+        (Fault.reset(), "deleteItem", {"id": "1"}, True),
+    ],
+)
+async def test_a_write_cut_off_after_sending_says_to_check_the_api_not_to_try_again(
+    fault: Fault, tool: str, arguments: dict[str, Any], repeatable: bool
+) -> None:
+    async with FaultServer(fault) as server:
+        async with bridge_client(server.url + "/v1", settings=fast(read_timeout=0.3)) as client:
+            with anyio.fail_after(10):
+                cut = await client.call_tool(tool, arguments)
+    message = result_text(cut)
+    assert cut.is_error
+    if repeatable:
+        assert "Try again later" in message
+    else:  # a POST or PATCH may have been carried out: repeating it could do it twice
+        assert "Try again" not in message and "before trying it again" in message, message

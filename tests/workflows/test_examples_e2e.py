@@ -109,12 +109,15 @@ async def loopback(app: PetShop) -> AsyncIterator[int]:
 
 
 @asynccontextmanager
-async def bridge(spec: Path, flows: Path, port: int) -> AsyncIterator[Client]:
-    catalogue, _ = build_catalogue(str(spec), GenerateOptions(workflows=(str(flows),)))
+async def bridge(
+    spec: Path, flows: Path, port: int, bind: dict[str, str] | None = None, environ: dict[str, str] | None = None
+) -> AsyncIterator[Client]:
+    catalogue, _ = build_catalogue(str(spec), GenerateOptions(workflows=(str(flows),), bindings=bind or {}))
     token_vars = {
         var.name: OPERATOR_TOKEN for s in catalogue.security_schemes.values() for var in s.env if var.role == "token"
     }
-    runtime = HttpRuntime.create(catalogue, base_url=f"http://127.0.0.1:{port}", environ=token_vars)
+    environ = token_vars | (environ or {})
+    runtime = HttpRuntime.create(catalogue, base_url=f"http://127.0.0.1:{port}", environ=environ)
     async with runtime:
         server = build_bridge_server(catalogue, build_registry(catalogue, runtime, None), runtime=runtime)
         async with Client(server) as client:
@@ -160,10 +163,20 @@ async def test_pet_coupons_runs_end_to_end_through_the_mcp_client(tmp_path: Path
 
 
 async def test_login_and_retrieve_pets_runs_end_to_end_with_the_session_the_login_returned(tmp_path: Path) -> None:
+    # The example with its password bound by the operator (P11: never the model's), not a workflow input.
+    document = yaml.safe_load((DATA / "LoginAndRetrievePets.arazzo.yaml").read_text())
+    workflow = document["workflows"][0]
+    del workflow["inputs"]["properties"]["password"]
+    login = workflow["steps"][0]
+    login["parameters"] = [p for p in login["parameters"] if p["name"] != "password"]
+    flows = tmp_path / "LoginAndRetrievePets.arazzo.yaml"
+    flows.write_text(yaml.safe_dump(document, sort_keys=False))
+    spec = tmp_path / "swagger-petstore.openapi.yaml"
+    spec.write_text((DATA / "swagger-petstore.openapi.yaml").read_text())
     shop = PetShop()
-    spec, flows = DATA / "swagger-petstore.openapi.yaml", DATA / "LoginAndRetrievePets.arazzo.yaml"
-    async with loopback(shop) as port, bridge(spec, flows, port) as client:
-        result = await client.call_tool("loginUserRetrievePet", {"username": "alice", "password": "wonderland-7"})
+    bind, environ = {"password": "env:PETSTORE_PASSWORD"}, {"PETSTORE_PASSWORD": "wonderland-7"}
+    async with loopback(shop) as port, bridge(spec, flows, port, bind, environ) as client:
+        result = await client.call_tool("loginUserRetrievePet", {"username": "alice"})
     assert not result.is_error, result.content
     assert result.structured_content is not None
     assert [pet["name"] for pet in result.structured_content["available"]] == ["doggie", "kitty"]
@@ -171,3 +184,18 @@ async def test_login_and_retrieve_pets_runs_end_to_end_with_the_session_the_logi
         ("GET", "/user/login", [("username", "alice"), ("password", "wonderland-7")], None),
         ("GET", "/pet/findByStatus", [("status", "available")], SESSION),  # the session, not the operator's token
     ]
+    assert "wonderland-7" not in json.dumps(result.model_dump(mode="json"))
+
+
+async def test_login_and_retrieve_pets_asks_the_model_for_no_password_so_it_is_not_served(tmp_path: Path) -> None:
+    # The Arazzo example feeds a password from the workflow's inputs into GET /user/login?password=:
+    # a credential as a model's argument (P11), so the login tool has no `password` and the
+    # workflow that needs one is not served; nothing reaches the upstream.
+    shop = PetShop()
+    spec, flows = DATA / "swagger-petstore.openapi.yaml", DATA / "LoginAndRetrievePets.arazzo.yaml"
+    async with loopback(shop) as port, bridge(spec, flows, port) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        refused = await client.call_tool("loginUser", {"username": "alice", "password": "wonderland-7"})
+    assert "loginUserRetrievePet" not in tools and refused.is_error
+    assert "password" not in tools["loginUser"].input_schema["properties"]
+    assert shop.seen == []

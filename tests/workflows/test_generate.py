@@ -33,8 +33,11 @@ EXAMPLES = [
     (
         "LoginAndRetrievePets.arazzo.yaml",
         "swagger-petstore.openapi.yaml",
-        {"loginUserRetrievePet"},
-        ["/workflows/0/steps/1/operationPath"],  # it points to a path item; its one operation is used
+        set(),
+        [
+            "/workflows/0/steps/1/operationPath",  # it points to a path item; its one operation is used
+            "/workflows/0/steps/0/parameters/1/name",  # password: a credential is never an argument (P11)
+        ],
     ),
     (
         "bnpl-arazzo.yaml",
@@ -50,8 +53,8 @@ EXAMPLES = [
     (
         "oauth.arazzo.yaml",
         "oauth.openapi.yaml",
-        {"authorization-code-flow", "client-credentials-flow"},
-        ["/workflows/0/steps/1/requestBody/payload"],
+        set(),  # each passes a client_secret from its inputs: a credential is never an argument (P11)
+        ["/workflows/0/steps/1/requestBody/payload", "/workflows/1/steps/0/requestBody/payload"],
     ),
     ("FAPI-PAR.arazzo.yaml", "FAPI-PAR.openapi.yaml", set(), ["/workflows/0/steps/0/operationId"]),
 ]
@@ -285,3 +288,12 @@ def test_a_package_without_workflows_has_no_workflow_key_in_its_files(tmp_path: 
     generate(str(DATA / "pet-coupons.openapi.yaml"), tmp_path / "pkg", GenerateOptions())
     assert "workflows" not in json.loads((tmp_path / "pkg" / "catalogue.json").read_text())
     assert "workflows" not in json.loads((tmp_path / "pkg" / "manifest.json").read_text())
+
+
+def test_a_step_that_feeds_a_credential_parameter_says_to_bind_it() -> None:
+    flows = "LoginAndRetrievePets.arazzo.yaml"
+    _, issues = build_catalogue(
+        str(DATA / "swagger-petstore.openapi.yaml"), GenerateOptions(workflows=(str(DATA / flows),))
+    )
+    (line,) = [str(i) for i in issues if "/steps/0/parameters/1/name" in i.where]
+    assert "'password'" in line and "carries a credential" in line and "bind:" in line

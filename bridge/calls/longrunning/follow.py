@@ -27,10 +27,14 @@ import httpx
 import mcp_types
 
 from bridge.calls.longrunning import DEFAULT_DEADLINE, DEFAULT_WAIT
+from bridge.calls.longrunning.azure import azure_final
 from bridge.calls.longrunning.status import DEFAULT_STATUS_HEADERS, Reading, read_status
 from bridge.contract.catalogue import LongRunning, ToolEntry
+from bridge.contract.media_types import decode_text
 from bridge.results.trim import OFF_LOOP_BYTES
 from bridge.secrets.credentials import Credentials
+from bridge.secrets.excerpt import SLACK, excerpt
+from bridge.secrets.redact import mask_before_decoding
 from bridge.tools.errors import ToolError, UnsafeRequestError, UpstreamError
 from bridge.upstream.client import UpstreamResponse
 from bridge.upstream.redirects import redirect_target
@@ -45,6 +49,7 @@ __all__ = ["FollowSettings", "OperationFailed", "OperationPending", "Pending", "
 logger = logging.getLogger("bridge.longrunning.follow")
 
 STATE_TEXT_CHARS = 64
+FAILURE_EXCERPT_CHARS = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +67,8 @@ class FollowSettings:
     turn the bridge into a tight loop against the API)."""
     max_polls: int = 10_000
     keep: int = 1000
-    """Operations remembered for the status tool at once (the oldest is forgotten first)."""
+    """Operations remembered for the status tool at once, each caller's share a part of it
+    (:mod:`bridge.calls.longrunning.tracker`); none is forgotten to make room for another."""
     cancel_timeout: float = 10.0
 
 
@@ -133,7 +139,6 @@ class Pending:
     source: LinkSource
     started: float  # anyio.current_time()
     handle: str = ""
-    owner: str | None = None
     polls: int = 0
     interval: float = 0.0
     not_before: float = 0.0  # no poll before this instant (Retry-After)
@@ -149,7 +154,10 @@ class Pending:
     def state_text(self) -> str:
         """The API's word for where the operation stands: short, printable, redacted (it is upstream text)."""
         text = self.last.state_text if self.last is not None and self.last.state_text else "running"
-        return self.call.runtime.credentials.redact("".join(c for c in text[:STATE_TEXT_CHARS] if c.isprintable()))
+        read = text[: STATE_TEXT_CHARS + SLACK]  # a bounded read (the word may be megabytes): excerpt drops its tail
+        printable = "".join(c for c in read if c.isprintable())  # before redaction: dropping joins the rest
+        redact = self.call.runtime.credentials.redact
+        return excerpt(printable, redact, STATE_TEXT_CHARS, mark="…", partial=len(read) < len(text)) or "…"
 
 
 def status_url(response: UpstreamResponse, settings: LongRunning, base_url: httpx.URL, op: str) -> httpx.URL | None:
@@ -224,6 +232,8 @@ async def _final(
     pending: Pending, response: UpstreamResponse, reading: Reading, context: CallContext
 ) -> UpstreamResponse:
     """The operation's result: the result inside the status, the resource it names, or the status itself."""
+    if (final := await azure_final(pending, response, context)) is not None:
+        return final
     if reading.has_result:
         content = json.dumps(reading.result, ensure_ascii=False).encode()
         headers = httpx.Headers({"content-type": "application/json"})
@@ -253,8 +263,9 @@ def _pending_message(pending: Pending) -> str:
 
 def _failure(pending: Pending, response: UpstreamResponse) -> str:
     redact = pending.call.runtime.credentials.redact
-    excerpt = redact(response.content[:500].decode("utf-8", errors="replace")).strip()
-    return f"{pending.call.operation}: the operation failed ({pending.state_text}). The API said: {excerpt}"
+    text = decode_text(mask_before_decoding(response.content, redact), response.content_type)
+    said = excerpt(" ".join(text.split()), redact, FAILURE_EXCERPT_CHARS, mark=" …")
+    return f"{pending.call.operation}: the operation failed ({pending.state_text}). The API said: {said}"
 
 
 def request_values(call: StartedCall, arguments: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

@@ -1,7 +1,8 @@
 """Reading a status answer: still running, succeeded (and where the result is), or failed.
 
 The defaults recognise the common shapes: a state in ``status``, ``state``,
-``provisioningState`` or ``phase`` (Azure, most job APIs), Google's ``done`` flag with
+``provisioningState`` or ``phase`` (Azure, most job APIs; an Azure resource's
+``properties.provisioningState``), Google's ``done`` flag with
 ``response``/``error``, and ``resourceLocation`` naming the final resource. Only state values
 known to mean "not finished" keep the bridge polling: an unknown value (a resource's own
 ``status: available``) ends the operation, so a final resource is never polled until the deadline.
@@ -110,7 +111,10 @@ def _state_value(body: Any, settings: LongRunning) -> str | None:
         value = body.get(key)
         if isinstance(value, str) and value:
             return value
-    return None
+    # An Azure resource keeps its state one level down: {"properties": {"provisioningState": "Creating"}}.
+    properties = body.get("properties")
+    value = properties.get("provisioningState") if isinstance(properties, dict) else None
+    return value if isinstance(value, str) and value else None
 
 
 def _result(body: dict[str, Any], settings: LongRunning) -> tuple[Any, bool]:

@@ -3,22 +3,28 @@
 One :class:`OperationTracker` per API (on the :class:`~bridge.calls.http_tools.HttpRuntime`). A call
 that gets ``202`` from a long-running operation is followed for ``wait`` seconds (a task: until
 its deadline); if it is still running then, the tracker keeps it under an opaque random handle,
-owned by the caller (the token's subject and client; anyone on an unauthenticated server),
-for the status tool (:mod:`bridge.calls.longrunning.status_tool`). At most ``keep`` are kept, each
-until ``deadline`` seconds after it started.
+owned by the caller (:mod:`bridge.server.callers`: the token's user, else the MCP session or the
+connection), for the status tool (:mod:`bridge.calls.longrunning.status_tool`). The handles are an
+:class:`~bridge.tools.owned.OwnedPool`: at most ``keep`` in all, a share of it per caller and per
+client, each until ``deadline`` seconds after its operation started. No handle is forgotten to
+make room for another: when a share is full the call says the operation runs on unfollowed.
+
+A handle the tracker does not know (expired, never given, another caller's) is answered with
+what is true: the operation may still be running or be done, and the API is the place to check
+before starting it again (a write must not be repeated because a handle was lost).
 """
 
 from __future__ import annotations
 
 import logging
-import secrets
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
 import anyio
 
 from bridge.calls.context import CallContext
+from bridge.calls.gate import USER_CANCEL
+from bridge.calls.longrunning.azure import fallback_status_url
 from bridge.calls.longrunning.follow import (
     FollowSettings,
     OperationPending,
@@ -35,6 +41,7 @@ from bridge.request.build import PreparedRequest
 from bridge.results.trim import OFF_LOOP_BYTES
 from bridge.tools.errors import ToolError
 from bridge.tools.json_text import parse_json
+from bridge.tools.owned import OwnedPool, PoolFull
 from bridge.upstream.client import UpstreamResponse
 
 __all__ = ["INSTRUCTIONS", "STATUS_TOOL", "OperationTracker"]
@@ -47,22 +54,38 @@ INSTRUCTIONS = (
     f'"status": "running", call {STATUS_TOOL} with its "operation" handle to check again; do not start '
     "the operation again."
 )
-
-
-def owner_of(context: CallContext) -> str | None:
-    identity = context.identity
-    if identity is None:
-        return None
-    return f"{identity.subject or '-'}|{identity.client_id or '-'}"
+HANDLES_PER_CALLER = 64
+HANDLES_PER_CLIENT = 256
+CHECK_THE_API = "check with the API (list or get the resource) before starting it again"
+UNKNOWN_HANDLE = (
+    "This operation handle is unknown (expired, never given, or another caller's): the operation may still be "
+    f"running or be done; {CHECK_THE_API}."
+)
 
 
 class OperationTracker:
     """Follows the long-running operations of one API."""
 
     def __init__(self, entries: Mapping[str, ToolEntry], settings: FollowSettings | None = None) -> None:
-        self.settings = settings or FollowSettings()
         self._entries = dict(entries)
-        self._pending: OrderedDict[str, Pending] = OrderedDict()
+        self.settings = settings or FollowSettings()
+
+    @property
+    def settings(self) -> FollowSettings:
+        return self._settings
+
+    @settings.setter
+    def settings(self, settings: FollowSettings) -> None:
+        """New settings (``serve``'s options, before any call): the handles' pool is sized by them."""
+        self._settings = settings
+        keep = settings.keep
+        self._pending: OwnedPool[Pending] = OwnedPool(
+            total=keep,
+            per_caller=min(HANDLES_PER_CALLER, keep),
+            per_group=min(HANDLES_PER_CLIENT, keep),
+            max_ttl=settings.deadline,
+            what="running operations followed",
+        )
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -86,23 +109,22 @@ class OperationTracker:
         """
         settings = call.entry.long_running
         assert settings is not None
-        url = status_url(response, settings, call.runtime.base_url, call.operation)
+        url = status_url(response, settings, call.runtime.base_url, call.operation) or fallback_status_url(
+            response, settings, prepared.url, prepared.method
+        )
         if url is None:
             return response
         now = anyio.current_time()
-        pending = Pending(call, url, _source(call, prepared, arguments, response), started=now, owner=owner_of(context))
+        pending = Pending(call, url, _source(call, prepared, arguments, response), started=now)
         schedule_next(pending, response, self.settings)
         until = context.follow_until if context.follow_until is not None else now + self.settings.wait
         return await self._run(pending, context, min(until, now + self.settings.deadline), cancel_on_abort=True)
 
     async def check(self, handle: str, context: CallContext) -> tuple[Pending, UpstreamResponse]:
         """Follow a remembered operation again for up to ``wait`` seconds (the status tool)."""
-        pending = self._pending.get(handle) if isinstance(handle, str) else None
-        if pending is None or pending.owner != owner_of(context):
-            raise ToolError(
-                "No operation with this handle is being followed (it finished, expired, or was started by "
-                "someone else). Call the operation again if its result is still needed."
-            )
+        pending = self._pending.get(context.caller, handle)
+        if pending is None:
+            raise ToolError(UNKNOWN_HANDLE)
         now = anyio.current_time()
         until = min(now + self.settings.wait, pending.started + self.settings.deadline)
         return pending, await self._run(pending, context, until, cancel_on_abort=False)
@@ -120,9 +142,14 @@ class OperationTracker:
                 self._forget(pending)
                 raise ToolError(
                     f"{exc} mcp-bridge stopped following it after {self.settings.deadline:g} s; it may still be "
-                    "running at the API."
+                    f"running at the API: {CHECK_THE_API}."
                 ) from None
-            self._remember(pending)
+            try:
+                self._remember(pending, context)
+            except PoolFull as why:
+                raise ToolError(
+                    f"{exc} mcp-bridge cannot follow it for you ({why}); it runs on at the API: {CHECK_THE_API}."
+                ) from None
             raise OperationPending(
                 f'{exc} Check again with {STATUS_TOOL} {{"operation": "{pending.handle}"}}.', pending
             ) from None
@@ -138,19 +165,20 @@ class OperationTracker:
         self._forget(pending)
         return response
 
-    def _remember(self, pending: Pending) -> None:
-        if not pending.handle:
-            pending.handle = "op_" + secrets.token_urlsafe(18)
-        self._pending[pending.handle] = pending
-        self._pending.move_to_end(pending.handle)
-        now = anyio.current_time()
-        for handle, old in list(self._pending.items()):
-            if len(self._pending) > self.settings.keep or now >= old.started + self.settings.deadline:
-                del self._pending[handle]
+    def _remember(self, pending: Pending, context: CallContext) -> None:
+        """Keep ``pending`` for the status tool until its deadline (once: a check keeps its handle).
+
+        Raises:
+            PoolFull: the caller's share of handles, its client's or the tracker's is full.
+        """
+        if pending.handle and self._pending.get(context.caller, pending.handle) is pending:
+            return
+        left = pending.started + self.settings.deadline - anyio.current_time()
+        pending.handle = self._pending.add(context.caller, pending, left, prefix="op_")
 
     def _forget(self, pending: Pending) -> None:
         if pending.handle:
-            self._pending.pop(pending.handle, None)
+            self._pending.discard(pending.handle)
 
     async def cancel(self, pending: Pending, context: CallContext) -> bool:
         """Call the API's cancel operation for ``pending`` when its spec links one; True when it answered."""
@@ -168,7 +196,10 @@ class OperationTracker:
         except LinkError as exc:
             logger.warning("%s: cannot cancel the operation: %s", pending.call.operation, exc)
             return False
-        cancel_context = CallContext(surface=f"{context.surface} (cancel)", identity=context.identity)
+        # The client's cancel of a call it made is the user's say: the API's cancel is not asked again.
+        cancel_context = CallContext(
+            surface=f"{context.surface} (cancel)", identity=context.identity, confirm=USER_CANCEL
+        )
         with anyio.move_on_after(self.settings.cancel_timeout):
             try:
                 answer = await pending.call.sibling(entry)(arguments, cancel_context)

@@ -134,7 +134,8 @@ def test_near_the_budget_generate_counts_the_tool_list_exactly(tmp_path: Path, m
     from bridge.cli import tokens
 
     estimated = _petstore_estimate(tmp_path)
-    monkeypatch.setattr(generator.options, "DISCOVERY_HINT_TOKENS", estimated // 2)  # within EXACT_BELOW
+    # within EXACT_BELOW (rounded up: an odd estimate halved down would be just over it)
+    monkeypatch.setattr(generator.options, "DISCOVERY_HINT_TOKENS", (estimated + 1) // 2)
     monkeypatch.setattr(tokens, "_from_cache", lambda encoding: _real_ranks())
     result = CliRunner().invoke(cli, ["generate", str(spec_path("petstore")), "-o", str(tmp_path / "p")])
     assert result.exit_code == 0, result.output
@@ -177,3 +178,16 @@ def test_inspect_in_code_mode_measures_code_modes_tools() -> None:
     result = CliRunner().invoke(cli, ["inspect", PETSTORE, "--mode", "code", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["mode"] == "code"
+
+
+def test_the_printed_estimate_note_names_the_extra_to_install_in_full() -> None:
+    import io
+
+    from rich.console import Console
+
+    from bridge.cli.costs import print_report
+
+    report = inspect_target(PETSTORE)
+    out = io.StringIO()
+    print_report(report, console=Console(file=out, width=200))
+    assert report.counter in out.getvalue()  # rich markup would have swallowed "[tokens]"

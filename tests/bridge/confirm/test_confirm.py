@@ -62,7 +62,8 @@ async def test_an_accepted_write_is_sent_after_one_form(store: JobStore, mode: s
     form = user.forms[0]
     assert isinstance(form, mcp_types.ElicitRequestFormParams)
     assert form.requested_schema["properties"]["confirm"]["type"] == "boolean"
-    assert "Start a job (POST /jobs)" in form.message and '- kind: "inline"' in form.message
+    assert form.message.startswith("The assistant wants to send POST /v1/jobs\nto the Jobs API (Start a job).")
+    assert '- kind: "inline"' in form.message
     assert [m for m, _, _ in store.requests][:1] == ["POST"]
 
 
@@ -152,7 +153,7 @@ async def test_the_form_never_shows_credentials_or_bound_values_and_is_bounded(
         await client.call_tool("cancelJob", {})
         await client.call_tool("startJob", {"kind": long_kind, "steps": 1})
     cancel_form, start_form = (form.message for form in user.forms)
-    assert "job-SECRET-77" not in cancel_form and "DELETE /jobs/{jobId}" in cancel_form
+    assert "job-SECRET-77" not in cancel_form and "send DELETE /v1/jobs/{bound}\n" in cancel_form
     assert "No arguments." in cancel_form
     assert API_KEY not in start_form and len(start_form) <= MAX_MESSAGE
     assert '- kind: "kkkk' in start_form and "..." in start_form
@@ -212,10 +213,12 @@ async def test_each_write_in_a_program_is_confirmed_and_a_refusal_is_an_api_erro
         assert store.requests == []
 
 
-async def test_a_program_on_a_2026_connection_gets_the_fallback(store: JobStore) -> None:
+@pytest.mark.parametrize("fallback", ["refuse", "proceed"])
+async def test_a_program_on_a_2026_connection_is_refused_its_confirmed_calls(store: JobStore, fallback: str) -> None:
+    # The client can be asked, but a program cannot stop for a round: --confirm-fallback proceed does not apply.
     program = "try:\n    await cancelJob(jobId='job-1')\n    r = 'sent'\nexcept ApiError as e:\n    r = str(e)\nr"
-    options = ServeOptions(mode="code", confirm=ConfirmSettings(level="writes"))
+    options = ServeOptions(mode="code", confirm=ConfirmSettings(level="writes", fallback=fallback))  # type: ignore[arg-type]
     async with jobs_client(store, options=options, elicitation_callback=User("accept")) as client:
         result = await client.call_tool("run_code", {"code": program})
-    assert "cannot ask the user" in json.loads(text(result))["result"]
+    assert "a program cannot stop to ask on this connection" in json.loads(text(result))["result"]
     assert store.requests == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections.abc import Callable
@@ -176,3 +177,58 @@ def test_package_folders_and_files_follow_the_umask(tmp_path: Path) -> None:
     for path in [out, *out.rglob("*")]:
         mode = stat.S_IMODE(path.stat().st_mode)
         assert mode == (0o755 if path.is_dir() else 0o644), (path, oct(mode))
+
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _generate(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["generate", *args])
+    return result.exit_code, result.output
+
+
+def test_generating_another_api_onto_a_package_is_refused_naming_what_differs(tmp_path: Path) -> None:
+    out = tmp_path / "pkg"
+    code, _ = _generate(str(ROOT / "specs" / "petstore.yaml"), "-o", str(out))
+    assert code == 0
+    before = _snapshot(out)
+    code, output = _generate(str(ROOT / "specs" / "jobs.yaml"), "-o", str(out))
+    assert code == 1
+    assert "another API" in output and "'Petstore'" in output and "'Jobs'" in output and "--replace" in output
+    assert "Traceback" not in output
+    assert _snapshot(out) == before  # nothing was written
+
+
+def test_replace_writes_over_it_with_the_new_apis_own_names(tmp_path: Path) -> None:
+    out = tmp_path / "pets"
+    assert _generate(str(ROOT / "specs" / "petstore.yaml"), "-o", str(out))[0] == 0
+    code, output = _generate(str(ROOT / "specs" / "jobs.yaml"), "-o", str(out), "--replace")
+    assert code == 0, output
+    manifest = json.loads((out / MANIFEST_FILE).read_text())
+    assert manifest["api"]["title"] == "Jobs"
+    assert manifest["env_prefix"] == "PETS"  # from the folder's name, as for a new package, not the old manifest
+
+
+def test_the_same_api_changed_is_regenerated_in_place(tmp_path: Path) -> None:
+    out = tmp_path / "pkg"
+    spec = tmp_path / "petstore.yaml"
+    text = (ROOT / "specs" / "petstore.yaml").read_text()
+    spec.write_text(text)
+    assert _generate(str(spec), "-o", str(out))[0] == 0
+    spec.write_text(text.replace("version: 1.0.0", "version: 1.1.0", 1))
+    code, output = _generate(str(spec), "-o", str(out))
+    assert code == 0, output
+
+
+def test_a_package_from_before_the_manifest_named_its_api_is_judged_by_its_operations(tmp_path: Path) -> None:
+    out = tmp_path / "pkg"
+    assert _generate(str(ROOT / "specs" / "petstore.yaml"), "-o", str(out))[0] == 0
+    manifest = json.loads((out / MANIFEST_FILE).read_text())
+    del manifest["api"]
+    (out / MANIFEST_FILE).write_text(json.dumps(manifest))
+    assert _generate(str(ROOT / "specs" / "petstore.yaml"), "-o", str(out))[0] == 0  # same operations
+    manifest = json.loads((out / MANIFEST_FILE).read_text())
+    del manifest["api"]
+    (out / MANIFEST_FILE).write_text(json.dumps(manifest))
+    code, output = _generate(str(ROOT / "specs" / "jobs.yaml"), "-o", str(out))
+    assert code == 1 and "0 of its" in output

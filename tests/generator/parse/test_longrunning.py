@@ -60,7 +60,21 @@ BY_REF = {"operationRef": "#/paths/~1jobs~1{id}/delete", "parameters": {"path.id
         ({"responses": {"202": accepted()}}, {}, None),  # no status URL header: an ordinary answer
         ({"responses": {"200": accepted(LOCATION)}}, {}, None),
         ({"responses": {"202": accepted(LOCATION)}, "x-mcp-async": False}, {}, None),
-        ({"responses": {"200": accepted()}, "x-ms-long-running-operation": True}, {}, LongRunning()),
+        # Azure's rules: autorest's default final-state-via for a POST, else the one the spec names.
+        (
+            {"responses": {"200": accepted()}, "x-ms-long-running-operation": True},
+            {},
+            LongRunning(final_state_via="location"),
+        ),
+        (
+            {
+                "responses": {"200": accepted()},
+                "x-ms-long-running-operation": True,
+                "x-ms-long-running-operation-options": {"final-state-via": "azure-async-operation"},
+            },
+            {},
+            LongRunning(final_state_via="azure-async-operation"),
+        ),
         ({"responses": {"200": accepted()}, "x-mcp-async": True}, {}, LongRunning()),
         (
             {"responses": {"200": accepted()}, "x-mcp-async": {"state": "/phase", "succeeded": ["ok"]}},

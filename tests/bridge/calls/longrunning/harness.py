@@ -38,6 +38,34 @@ def base_url(store: JobStore) -> str:
 
 
 @asynccontextmanager
+async def jobs_server(
+    store: JobStore,
+    *,
+    follow: FollowSettings = QUICK,
+    options: ServeOptions | None = None,
+    catalogue: Catalogue | None = None,
+) -> AsyncIterator[Any]:
+    """The bridge for the jobs API (``options`` as ``serve`` would take them), for one client or several."""
+    catalogue = catalogue or jobs_catalogue()
+    options = dataclasses.replace(options or ServeOptions(), base_url=base_url(store), long_running=follow)
+    runtime = build_runtime(catalogue, options, environ=dict(ENV), settings=FAST)
+    try:
+        registry = build_registry(catalogue, runtime, None)
+        yield build_bridge_server(
+            catalogue,
+            registry,
+            mode=options.mode,
+            redact=runtime.credentials.redact,
+            runtime=runtime,
+            sandbox=options.sandbox,
+            options=options,
+        )
+    finally:
+        with anyio.CancelScope(shield=True):
+            await runtime.aclose()
+
+
+@asynccontextmanager
 async def jobs_client(
     store: JobStore,
     *,
@@ -48,22 +76,6 @@ async def jobs_client(
     **client_options: Any,
 ) -> AsyncIterator[Client]:
     """The bridge for the jobs API (``options`` as ``serve`` would take them) and a client of it."""
-    catalogue = catalogue or jobs_catalogue()
-    options = dataclasses.replace(options or ServeOptions(), base_url=base_url(store), long_running=follow)
-    runtime = build_runtime(catalogue, options, environ=dict(ENV), settings=FAST)
-    try:
-        registry = build_registry(catalogue, runtime, None)
-        server = build_bridge_server(
-            catalogue,
-            registry,
-            mode=options.mode,
-            redact=runtime.credentials.redact,
-            runtime=runtime,
-            sandbox=options.sandbox,
-            options=options,
-        )
+    async with jobs_server(store, follow=follow, options=options, catalogue=catalogue) as server:
         async with Client(server, mode=mode, **client_options) as client:
             yield client
-    finally:
-        with anyio.CancelScope(shield=True):
-            await runtime.aclose()

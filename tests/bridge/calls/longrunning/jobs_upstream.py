@@ -4,7 +4,8 @@
 polled ``steps`` times, then what the job's ``kind`` says: a report to fetch (``report``), the
 result inline (``inline``), a failure (``fail``), a 303 to the report (``redirect``), never
 (``hang``), a status over the response cap (``huge``), the API key echoed (``echo``), or a
-hostile status URL (``foreign``, ``outside``, ``dotdot``, ``encoded``, ``userinfo``). Every
+hostile status URL (``foreign``, ``outside``, ``dotdot``, ``encoded``, ``userinfo``), or the API key
+after ``n`` characters of its status word (``n:state``, running for ever) or of its failure (``n:failure``). Every
 request is recorded; :meth:`JobStore.polled` waits (bounded by the caller) for the n-th poll.
 """
 
@@ -105,6 +106,12 @@ def create_app(store: JobStore) -> Starlette:
         store.changed()
         if job.status == "cancelled":
             return JSONResponse({"id": job.id, "status": "cancelled"})
+        pad, _, echoed = job.kind.partition(":")  # "<n>:state" / "<n>:failure": the key after n characters
+        if echoed == "state":
+            text = "r" * int(pad) + API_KEY + " and on"
+            return JSONResponse({"id": job.id, "status": text}, status_code=202, headers={"Retry-After": "0"})
+        if echoed == "failure" and job.polls >= job.steps:
+            return JSONResponse({"id": job.id, "status": "failed", "error": "e" * int(pad) + API_KEY + " and on"})
         if job.kind == "hang" or job.polls < job.steps:
             job.status = "running"
             return JSONResponse({"id": job.id, "status": "running"}, headers={"Retry-After": store.retry_after})

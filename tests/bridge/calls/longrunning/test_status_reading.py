@@ -150,14 +150,22 @@ def test_unsupported_expressions_are_refused_when_generating(expression: str) ->
 
 @pytest.mark.anyio
 async def test_a_handle_works_only_for_its_owner() -> None:
-    from bridge.calls.context import CallContext, Identity
+    from bridge.calls.context import CallContext
     from bridge.calls.longrunning.tracker import OperationTracker
     from bridge.tools.errors import ToolError
+    from bridge.tools.owned import UNKNOWN_CALLER, Caller
 
     tracker = OperationTracker({})
     waiting = pending()
-    waiting.owner, waiting.handle = "alice|app", "op_alice"
-    tracker._pending[waiting.handle] = waiting
-    for identity in (Identity(subject="bob", client_id="app"), Identity(subject="alice", client_id="other"), None):
-        with pytest.raises(ToolError, match="No operation with this handle"):
-            await tracker.check("op_alice", CallContext(surface="get_operation_status", identity=identity))
+    waiting.started = anyio.current_time()
+    alice = Caller("token:alice|app", "token:alice|app")
+    tracker._remember(waiting, CallContext(surface="startJob", caller=alice))
+    assert waiting.handle.startswith("op_")
+    others = (
+        Caller("token:bob|app", "token:bob|app"),
+        Caller("token:alice|other", "token:alice|other"),
+        UNKNOWN_CALLER,
+    )
+    for caller in others:
+        with pytest.raises(ToolError, match="handle is unknown"):
+            await tracker.check(waiting.handle, CallContext(surface="get_operation_status", caller=caller))

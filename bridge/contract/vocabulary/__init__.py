@@ -1,0 +1,1 @@
+"""Words the two halves agree on: the verbs operations are named with (verbs.py)."""
