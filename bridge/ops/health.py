@@ -30,6 +30,10 @@ READY_PATH = "/readyz"
 CHECK_CACHE_SECONDS = 1.0  # probes may come often; a backend is asked at most once a second
 
 
+class ListenError(OSError):
+    """The address cannot be listened on; the message is one line that says what to do."""
+
+
 class Readiness:
     """Ready once the catalogue is loaded (the app exists), not draining, and every check passes."""
 
@@ -142,5 +146,8 @@ def serve_metrics(port: int, host: str, registry: Any, guard: HostOriginPolicy) 
         def log_message(self, format: str, *args: Any) -> None:  # the base class's name
             """Scrapes are not logged (the access log is the MCP port's)."""
 
-    server = make_server(host, port, guarded, Server, handler_class=Quiet)
+    try:
+        server = make_server(host, port, guarded, Server, handler_class=Quiet)
+    except OSError as exc:  # busy or forbidden: one line (serve's ListenError handling), not a traceback
+        raise ListenError(f"--metrics-port: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()

@@ -71,3 +71,25 @@ async def test_the_workers_supervisors_metrics_port_meets_the_guard_too(tmp_path
             allowed = await anyio.to_thread.run_sync(get, metrics_port, "/", {"Host": "127.0.0.1:{port}"})
     assert foreign[0] == 403 and "mcp_bridge" not in foreign[1]
     assert allowed[0] == 200
+
+
+def test_a_busy_metrics_port_stops_serve_with_one_line(tmp_path: Path) -> None:
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from tests.e2e.conftest import PACKAGE
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        command = [sys.executable, "-m", "bridge", "serve", PACKAGE, "--transport", "http"]
+        command += ["--port", str(free_port()), "--metrics-port", str(busy)]
+        env = {**os.environ, "PETSTORE_API_KEY": "a-long-enough-demo-key"}
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert [line for line in done.stderr.splitlines() if "--metrics-port" in line] == [
+        f"error: --metrics-port: cannot listen on 127.0.0.1:{busy}: Address already in use"
+    ]
