@@ -193,9 +193,9 @@ def criterion_holds(criterion: WorkflowCriterion, scope: Scope) -> bool:
         data = [context] if query.filters_root and isinstance(context, dict) else context
         return bool(query.nodes(data, max_visits=JSONPATH_VISITS, seconds=JSONPATH_SECONDS))
     except QueryBudgetError as exc:
-        raise EvaluationError(
-            f"the criterion {condition[:200]!r} was stopped: {exc} on this answer; "
-            "the workflow's author should narrow the query (no nested '..')"
+        raise EvaluationError(  # the runner redacts and cuts it: the condition may hold filled-in values
+            f"a criterion was stopped: {exc} on this answer; the workflow's author should narrow the query "
+            f"(no nested '..'): {condition!r}"
         ) from None
     except QueryError:
         return False

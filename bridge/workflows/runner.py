@@ -181,7 +181,8 @@ class WorkflowRunner:
         try:
             return await anyio.to_thread.run_sync(functools.partial(evaluate, *args))
         except EvaluationError as exc:
-            where = f"Workflow {flow.workflow_id}: {exc}" if step is None else self._failed(flow, step, str(exc))
+            why = self._shown(str(exc), 600)  # outside text inside: redacted, then cut
+            where = f"Workflow {flow.workflow_id}: {why}" if step is None else self._failed(flow, step, why)
             raise WorkflowError(where) from None
 
     def _first(

@@ -112,7 +112,7 @@ async def test_a_criterion_over_its_time_budget_fails_the_step_naming_it(tmp_pat
             result = await client.call_tool("grind", {})
     message = text(result)
     assert result.is_error and "failed unexpectedly" not in message
-    assert f"the criterion '{HOSTILE}' was stopped" in message and "narrow the query" in message
+    assert "a criterion was stopped" in message and "narrow the query" in message and repr(HOSTILE) in message
     assert f"ran for more than {evaluate.JSONPATH_SECONDS:g} s" in message
 
 
