@@ -113,7 +113,8 @@ async def test_a_criterion_over_its_time_budget_fails_the_step_naming_it(tmp_pat
     message = text(result)
     assert result.is_error and "failed unexpectedly" not in message
     assert "a criterion was stopped" in message and "narrow the query" in message and repr(HOSTILE) in message
-    assert f"ran for more than {evaluate.JSONPATH_SECONDS:g} s" in message
+    # Its time budget, or on a fast machine its node budget, whichever comes first: a stop either way.
+    assert f"ran for more than {evaluate.JSONPATH_SECONDS:g} s" in message or "nodes of the document" in message
 
 
 async def test_a_cheap_criterion_on_the_same_answer_still_decides_the_step(tmp_path: Path) -> None:
