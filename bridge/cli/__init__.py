@@ -64,4 +64,13 @@ def serve_package_main(package_dir: Path) -> None:
 
 
 def main() -> None:
-    cli()
+    try:
+        cli()
+    except ModuleNotFoundError as exc:  # an optional or slim-install dependency: one line, not a traceback
+        from bridge.cli.extras import missing
+
+        error = missing(exc.name or "")
+        if error is None:
+            raise
+        error.show()
+        sys.exit(error.exit_code)

@@ -9,10 +9,12 @@ from typing import Any, TypeVar
 
 import click
 
+from bridge.cli.extras import installed, require
 from bridge.ops.settings import DEFAULT_DRAIN_TIMEOUT, OpsSettings
 
 ENV_PREFIX = "MCP_BRIDGE_"
 OTEL_SIGNALS = ("traces", "metrics")
+OTEL_MODULES = ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http")  # the `otel` extra
 OPS_PARAMS = (
     "log_format",
     "otel",
@@ -112,6 +114,18 @@ def ops_settings(values: dict[str, Any], *, transport: str) -> OpsSettings:
     metrics = "metrics" in signals or environ.get("OTEL_METRICS_EXPORTER", "").strip().lower() in exporters
     if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         traces = metrics = False
+    if signals and (traces or metrics):
+        require(*OTEL_MODULES)  # --otel asked for it: without the extra, one line and stop
+    elif (traces or metrics) and not all(installed(m) for m in OTEL_MODULES):
+        # Only OTEL_* variables (Kubernetes and operators set them for every pod): not a request.
+        click.echo(
+            "note: OTEL_* variables ask for telemetry, but the 'otel' extra is not installed: none is sent", err=True
+        )
+        traces = metrics = False
+    if found["metrics_port"] is not None or found["metrics_path"] is not None:
+        require("prometheus_client")
+    if found["limits_redis"] is not None:
+        require("redis")
     workers = found["workers"]
     if transport != "http":
         for name, flag in (("metrics_port", "--metrics-port"), ("metrics_path", "--metrics-path")):

@@ -34,6 +34,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from bridge.confirm.form import REQUESTED_SCHEMA, approved, message
 from bridge.confirm.policy import ConfirmationDeclined, ConfirmationUnavailable, ConfirmSettings
@@ -240,6 +241,8 @@ class Confirmations:
                 )
             except MCPError as exc:
                 logger.info("%s: the confirmation request failed (%s)", entry.name, exc.error.code)
+            except ValidationError as exc:  # the client's answer is not an ElicitResult: no answer, not a bug
+                logger.info("%s: the confirmation answer is malformed (%d errors)", entry.name, exc.error_count())
         self.decide(entry, answer)
 
     def decide(self, entry: ToolEntry, answer: Any) -> None:

@@ -15,6 +15,7 @@ program leaves no HTTP request running.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import math
 import re
 from collections.abc import Awaitable, Callable, Mapping
@@ -110,6 +111,10 @@ class Sandbox:
     """The worker pool, started by the first program and stopped by :meth:`aclose`."""
 
     def __init__(self, limits: SandboxLimits | None = None, *, max_workers: int | None = None) -> None:
+        # Found now, imported by the first program: a slim install without it stops serve with one
+        # line (bridge/cli/extras.py), not at the first program.
+        if importlib.util.find_spec("pydantic_monty") is None:
+            raise ModuleNotFoundError("No module named 'pydantic_monty'", name="pydantic_monty")
         self.limits = limits or SandboxLimits()
         self._max_workers = max_workers
         self._pool: Any = None

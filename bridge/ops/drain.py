@@ -20,7 +20,7 @@ from typing import Any
 
 import uvicorn
 
-from bridge.ops.health import ASGIApp, Readiness, Receive, Scope, Send
+from bridge.ops.health import ASGIApp, ListenError, Readiness, Receive, Scope, Send
 from bridge.ops.settings import DEFAULT_DRAIN_TIMEOUT
 
 logger = logging.getLogger("bridge")
@@ -139,10 +139,6 @@ class DrainingServer(uvicorn.Server):
                 transport.close()
         if not self.force_exit:
             await self.lifespan.shutdown()
-
-
-class ListenError(OSError):
-    """The address cannot be listened on; the message is one line that says what to do."""
 
 
 def listen_socket(host: str, port: int) -> socket.socket:

@@ -92,13 +92,19 @@ class SharedLimits:
     ) -> None:
         import redis.asyncio as aioredis
 
+        from bridge.ops.redis_reply import BoundedParser
+
         self.url = url
         self.location = redis_location(url)
         self.fallback = fallback
         self.lease_ms = int(lease_seconds * 1000)
         self.prefix = f"{KEY_PREFIX}:{_hashed(api)[:16]}"
         self.client: Any = aioredis.Redis.from_url(
-            url, socket_timeout=REDIS_TIMEOUT, socket_connect_timeout=REDIS_TIMEOUT, health_check_interval=0
+            url,
+            socket_timeout=REDIS_TIMEOUT,
+            socket_connect_timeout=REDIS_TIMEOUT,
+            health_check_interval=0,
+            parser_class=BoundedParser,
         )
         self._acquire = self.client.register_script(_ACQUIRE)
         self._renew = self.client.register_script(_RENEW)
@@ -127,10 +133,19 @@ class SharedLimits:
     def _redis_errors(self) -> Iterator[None]:
         from redis.exceptions import RedisError
 
+        from bridge.ops.redis_reply import UnexpectedReply
+
         try:
             with anyio.fail_after(REDIS_TIMEOUT * 2):
                 yield
+        except UnexpectedReply as exc:
+            raise SharedLimitsUnavailable(
+                f"The shared call limits cannot be checked: Redis at {self.location} answered something that is "
+                f"not a limits reply ({exc}). Nothing was sent; check that --limits-redis names a Redis server."
+            ) from None
         except (RedisError, OSError, TimeoutError) as exc:
+            raise self._unavailable(exc) from None
+        except (TypeError, ValueError, AttributeError, IndexError, KeyError) as exc:  # the client choked on a reply
             raise self._unavailable(exc) from None
 
     # ------------------------------------------------------------------ slots
@@ -138,12 +153,16 @@ class SharedLimits:
     async def _try(
         self, leases: str, limit: int, lease: str, rate_key: str, interval_ms: float, burst: int
     ) -> tuple[int, int]:
+        from bridge.ops.redis_reply import pair
+
         with self._redis_errors():
-            result = await self._acquire(
-                keys=[leases, rate_key or leases + ":none"], args=[limit, self.lease_ms, lease, interval_ms, burst]
+            result = pair(
+                await self._acquire(
+                    keys=[leases, rate_key or leases + ":none"], args=[limit, self.lease_ms, lease, interval_ms, burst]
+                )
             )
         self.outage = False
-        return int(result[0]), int(result[1])
+        return result
 
     @asynccontextmanager
     async def hold(

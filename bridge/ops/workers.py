@@ -22,6 +22,7 @@ import time
 from types import FrameType
 
 from bridge.ops.settings import OpsSettings
+from bridge.server.transports import HostOriginPolicy
 
 logger = logging.getLogger("bridge")
 
@@ -51,8 +52,9 @@ def _ready(host: str, port: int) -> bool:
 
 
 class Supervisor:
-    def __init__(self, settings: OpsSettings, *, host: str, port: int) -> None:
+    def __init__(self, settings: OpsSettings, *, host: str, port: int, guard: HostOriginPolicy) -> None:
         self.settings = settings
+        self.guard = guard  # the workers' Host/Origin policy, for the metrics port
         self.host = host
         self.port = port
         self.count = settings.workers
@@ -123,12 +125,14 @@ class Supervisor:
             for index in range(self.count):
                 self.start(index)
             if self.settings.metrics_port is not None and self.multiproc_dir is not None:
-                from prometheus_client import CollectorRegistry, start_http_server
+                from prometheus_client import CollectorRegistry
                 from prometheus_client.multiprocess import MultiProcessCollector
+
+                from bridge.ops.health import serve_metrics
 
                 registry = CollectorRegistry()
                 MultiProcessCollector(registry, path=self.multiproc_dir)  # type: ignore[no-untyped-call]
-                start_http_server(self.settings.metrics_port, addr=self.host, registry=registry)
+                serve_metrics(self.settings.metrics_port, self.host, registry, self.guard)
             for index in range(self.count):
                 self.wait_ready(index)
             logger.info("%d workers on ports %d-%d", self.count, self.port, self.port + self.count - 1)
@@ -160,6 +164,6 @@ class Supervisor:
                 shutil.rmtree(self.multiproc_dir, ignore_errors=True)
 
 
-def supervise(settings: OpsSettings, *, host: str, port: int) -> int:
+def supervise(settings: OpsSettings, *, host: str, port: int, guard: HostOriginPolicy) -> int:
     """Run ``settings.workers`` workers until SIGTERM; the exit status."""
-    return Supervisor(settings, host=host, port=port).run()
+    return Supervisor(settings, host=host, port=port, guard=guard).run()

@@ -31,6 +31,7 @@ from bridge.results.trim import OFF_LOOP_BYTES
 from bridge.secrets.excerpt import excerpt
 from bridge.secrets.held import call_scope
 from bridge.server.callers import caller_of
+from bridge.server.cursor import page_start
 from bridge.tools.errors import InvalidArgumentsError, ToolError
 from bridge.tools.registry import ToolRegistry
 from bridge.tools.validation import ArgumentValidator
@@ -167,12 +168,7 @@ def _mime(template: Template) -> str | None:
 
 
 def _page(items: list[Template], params: mcp_types.PaginatedRequestParams | None) -> tuple[list[Template], str | None]:
-    cursor = params.cursor if params is not None else None
-    start = 0
-    if cursor is not None:
-        if not cursor.isdigit() or int(cursor) > len(items):
-            raise MCPError(code=mcp_types.INVALID_PARAMS, message="Invalid cursor")
-        start = int(cursor)
+    start = page_start(params.cursor if params is not None else None, len(items))
     end = start + PAGE
     return items[start:end], (str(end) if end < len(items) else None)
 

@@ -39,6 +39,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from bridge.secrets.excerpt import cut_redacted
 from bridge.server.callers import caller_of
+from bridge.server.cursor import page_start
 from bridge.tools.owned import OwnedPool, PoolFull
 from bridge.tools.registry import Confirmer, ToolContext
 
@@ -318,7 +319,7 @@ class TaskRunner:
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams
     ) -> dict[str, Any]:
         mine = [task for _, task in self._tasks.mine(caller_of(ctx))]
-        start = int(params.cursor) if params.cursor and params.cursor.isdigit() else 0
+        start = page_start(params.cursor, self._tasks.total)  # tasks expire between pages: past the end is empty
         page: dict[str, Any] = {"tasks": [t.wire() for t in mine[start : start + PAGE]]}
         if start + PAGE < len(mine):
             page["nextCursor"] = str(start + PAGE)

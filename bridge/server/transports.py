@@ -63,17 +63,14 @@ def _hostname(value: str) -> str | None:
     return match.group("name").lower()
 
 
-class HostOriginGuard:
-    """403 for a Host not in the allow-list or an Origin present and not allowed; 413 for big bodies."""
+class HostOriginPolicy:
+    """Which ``Host`` and ``Origin`` headers a request may carry: the one check of the MCP path and
+    of ``/metrics`` on either port (only ``/healthz`` and ``/readyz`` answer before it)."""
 
-    def __init__(
-        self, app: ASGIApp, *, allowed_hosts: Sequence[str], allowed_origins: Sequence[str], max_body_bytes: int
-    ) -> None:
-        self.app = app
+    def __init__(self, *, allowed_hosts: Sequence[str], allowed_origins: Sequence[str]) -> None:
         self.hosts = {h.lower() for h in allowed_hosts}
         self.host_names = {h.lower() for h in allowed_hosts if ":" not in h.strip("[]") or h.startswith("[")}
         self.origins = {o.lower().rstrip("/") for o in allowed_origins}
-        self.max_body_bytes = max_body_bytes
 
     def _host_ok(self, host: str) -> bool:
         name = _hostname(host)
@@ -87,26 +84,55 @@ class HostOriginGuard:
         name = _hostname(rest)
         return scheme in ("http", "https") and name in LOOPBACK_NAMES and name in self.host_names
 
+    def refusal(self, hosts: Sequence[str], origins: Sequence[str]) -> str | None:
+        """The 403 text for a request with these ``Host`` and ``Origin`` values; None when allowed."""
+        if len(hosts) != 1 or not self._host_ok(hosts[0]):  # exactly one Host (RFC 9112 section 3.2)
+            return "Forbidden: Host not allowed"
+        if not all(self._origin_ok(origin) for origin in origins):  # no Origin: not a browser
+            return "Forbidden: Origin not allowed"
+        return None
+
+    def refusal_of(self, scope: Scope) -> str | None:
+        """:meth:`refusal` for an ASGI HTTP scope."""
+        pairs = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", [])]
+        return self.refusal([v for k, v in pairs if k == "host"], [v for k, v in pairs if k == "origin"])
+
+
+def host_origin_policy(
+    host: str, allowed_hosts: Sequence[str] = (), allowed_origins: Sequence[str] = ()
+) -> HostOriginPolicy:
+    """The policy of a server bound to ``host``: loopback names, ``--allowed-host`` and the bind address."""
+    hosts = [*LOOPBACK_NAMES, *allowed_hosts]
+    if host not in WILDCARD_BINDS and host not in hosts:
+        hosts.append(host)
+    return HostOriginPolicy(allowed_hosts=hosts, allowed_origins=allowed_origins)
+
+
+class HostOriginGuard(HostOriginPolicy):
+    """403 for a Host not in the allow-list or an Origin present and not allowed; 413 for big bodies."""
+
+    def __init__(
+        self, app: ASGIApp, *, allowed_hosts: Sequence[str], allowed_origins: Sequence[str], max_body_bytes: int
+    ) -> None:
+        super().__init__(allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        pairs = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", [])]
-        headers = dict(pairs)
-        hosts = [v for k, v in pairs if k == "host"]
-        if len(hosts) != 1 or not self._host_ok(hosts[0]):  # exactly one Host (RFC 9112 section 3.2)
-            await _plain(send, 403, "Forbidden: Host not allowed")
+        refused = self.refusal_of(scope)
+        if refused is not None:
+            await _plain(send, 403, refused)
             return
-        origin = headers.get("origin")
-        if origin is not None and not self._origin_ok(origin):
-            await _plain(send, 403, "Forbidden: Origin not allowed")
-            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         length = headers.get("content-length")
         if length is not None:
-            if not length.isdigit():
+            if not (length.isascii() and length.isdigit()):  # "²".isdigit() is true
                 await _plain(send, 400, "Bad Request: invalid Content-Length")
                 return
-            if int(length) > self.max_body_bytes:
+            if len(length) > 18 or int(length) > self.max_body_bytes:
                 await _plain(send, 413, "Request body too large")
                 return
             # The server enforces Content-Length framing, so the body cannot be longer than declared.
@@ -209,9 +235,7 @@ def http_app(
             host or "*",
             "" if auth is not None else "; MCP clients are not authenticated",
         )
-    hosts = [*LOOPBACK_NAMES, *allowed_hosts]
-    if host not in WILDCARD_BINDS and host not in hosts:
-        hosts.append(host)
+    policy = host_origin_policy(host, allowed_hosts, allowed_origins)
     # The guard above does the checking (with 403); the SDK's own check would answer 421 first otherwise.
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     install_session_id_filter()
@@ -279,7 +303,9 @@ def http_app(
             authorization_servers=[auth.authorization_server()],
             scopes_supported=list(auth.scopes_supported),
         )
-    return HostOriginGuard(app, allowed_hosts=hosts, allowed_origins=allowed_origins, max_body_bytes=max_body_bytes)
+    return HostOriginGuard(
+        app, allowed_hosts=sorted(policy.hosts), allowed_origins=allowed_origins, max_body_bytes=max_body_bytes
+    )
 
 
 def _no_get(app: ASGIApp, path: str) -> ASGIApp:

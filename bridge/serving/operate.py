@@ -14,8 +14,9 @@ from typing import Any
 from mcp.server.lowlevel import Server
 
 from bridge.calls.runtime import HttpRuntime
-from bridge.ops.health import ASGIApp, HealthRoutes, Readiness
+from bridge.ops.health import ASGIApp, HealthRoutes, Readiness, serve_metrics
 from bridge.ops.settings import OpsSettings
+from bridge.server.transports import HostOriginPolicy
 
 logger = logging.getLogger("bridge")
 
@@ -97,21 +98,20 @@ class Operations:
 
             server.middleware.insert(0, CallObserver(tracer=self.tracer, recorder=self.recorder))
 
-    def wrap(self, app: ASGIApp) -> ASGIApp:
-        """Health routes (and the metrics path) in front of ``app``; the session route inside them."""
+    def wrap(self, app: ASGIApp, guard: HostOriginPolicy) -> ASGIApp:
+        """Health routes (and the metrics path, behind ``guard``) in front of ``app``; the session route inside."""
         settings = self.settings
         if settings.session_route is not None:
             from bridge.ops.session_route import SessionRoute
 
             app = SessionRoute(app, settings.session_route)
         metrics = self.prometheus.exposition if self.prometheus is not None and settings.metrics_path else None
-        return HealthRoutes(app, self.readiness, metrics_path=settings.metrics_path, metrics=metrics)
+        return HealthRoutes(app, self.readiness, metrics_path=settings.metrics_path, metrics=metrics, guard=guard)
 
-    def start_metrics_listener(self, host: str) -> None:
+    def start_metrics_listener(self, host: str, guard: HostOriginPolicy) -> None:
         """``--metrics-port``: Prometheus on its own port (a daemon thread, stopped with the process)."""
         if self.prometheus is None or self.settings.metrics_port is None or self.settings.worker_index is not None:
             return  # a worker's metrics are served by its supervisor
-        from prometheus_client import start_http_server
         from prometheus_client.multiprocess import MultiProcessCollector
 
         registry = self.prometheus.registry
@@ -120,7 +120,7 @@ class Operations:
 
             registry = CollectorRegistry()
             MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-        start_http_server(self.settings.metrics_port, addr=host, registry=registry)
+        serve_metrics(self.settings.metrics_port, host, registry, guard)
         logger.info("Prometheus metrics on http://%s:%d/metrics", host, self.settings.metrics_port)
 
     async def aclose(self) -> None:

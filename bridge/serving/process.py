@@ -8,7 +8,7 @@ import sys
 import anyio
 
 from bridge.ops.logs import configure_logging
-from bridge.server.transports import run_stdio
+from bridge.server.transports import HostOriginPolicy, host_origin_policy, run_stdio
 from bridge.serving.assemble import (
     ServeOptions,
     build_bridge_server,
@@ -36,9 +36,14 @@ def serve_target(target: str, options: ServeOptions) -> int:
     ops = options.ops
     configure_logging(ops.log_format)
     if ops.workers > 1 and ops.worker_index is None:
+        from bridge.ops.health import ListenError
         from bridge.ops.workers import supervise
 
-        return supervise(ops, host=options.host, port=options.port)
+        try:
+            return supervise(ops, host=options.host, port=options.port, guard=_guard(options))
+        except ListenError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
     try:
         with long_lived_objects():
             catalogue, package_dir = load_target(
@@ -76,12 +81,13 @@ def serve_target(target: str, options: ServeOptions) -> int:
     report_startup(catalogue, runtime, options, os.environ)
     try:
         if options.transport == "http":
-            from bridge.ops.drain import ListenError, serve_draining  # uvicorn: not loaded for stdio
+            from bridge.ops.drain import serve_draining  # uvicorn: not loaded for stdio
+            from bridge.ops.health import ListenError
 
-            operations.start_metrics_listener(options.host)
             try:
+                operations.start_metrics_listener(options.host, _guard(options))
                 serve_draining(
-                    operations.wrap(build_http_app(server, registry, options)),
+                    operations.wrap(build_http_app(server, registry, options), _guard(options)),
                     host=options.host,
                     port=options.port,
                     forwarded_allow_ips=options.forwarded_allow_ips,
@@ -104,3 +110,8 @@ def serve_target(target: str, options: ServeOptions) -> int:
     finally:
         operations.close()
     return 0
+
+
+def _guard(options: ServeOptions) -> HostOriginPolicy:
+    """The Host/Origin policy of the MCP path, which ``/metrics`` meets too on either port (P64)."""
+    return host_origin_policy(options.host, options.allowed_hosts, options.allowed_origins)

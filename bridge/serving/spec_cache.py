@@ -72,10 +72,12 @@ def _digest(data: bytes) -> str:
 class CatalogueCache:
     """The cache entry of one spec and its generate options."""
 
-    def __init__(self, folder: Path, key: str) -> None:
+    def __init__(self, folder: Path, key: str, inputs: Mapping[str, bytes] | None = None) -> None:
         self.folder = folder
         self.key = key
         self.path = folder / f"{key}.json"
+        self.inputs: Mapping[str, bytes] = inputs or {}
+        """The bytes the key was made from, by real path: generation must read these, not the disk again."""
 
     @classmethod
     def for_spec(
@@ -90,23 +92,30 @@ class CatalogueCache:
         """The entry for ``spec`` (a local file), or None when it cannot be cached (a URL, unreadable)."""
         if "://" in spec or spec.startswith("file:"):
             return None
+        inputs: dict[str, bytes] = {}
+
+        def read_once(path: str) -> list[str]:
+            real = os.path.realpath(path)
+            if real not in inputs:
+                inputs[real] = Path(real).read_bytes()
+            return [real, _digest(inputs[real])]
+
         try:
-            real = os.path.realpath(spec)
             parts: dict[str, Any] = {
                 "kind": _KIND,
                 "cache_format": CACHE_FORMAT,
                 "catalogue_format": CATALOGUE_FORMAT,
                 "version": bridge_version(),
                 "code": _code_fingerprint(),
-                "spec": [real, _digest(Path(real).read_bytes())],
-                "overlays": [[os.path.realpath(p), _digest(Path(p).read_bytes())] for p in overlays],
-                "workflows": [[os.path.realpath(p), _digest(Path(p).read_bytes())] for p in workflows],
+                "spec": read_once(spec),
+                "overlays": [read_once(p) for p in overlays],
+                "workflows": [read_once(p) for p in workflows],
                 "options": _options_data(options),
             }
         except OSError:
             return None  # generation reports the unreadable file with its own message
         key = _digest(json.dumps(parts, sort_keys=True, default=repr).encode("utf-8"))
-        return cls(folder if folder is not None else cache_root(), key)
+        return cls(folder if folder is not None else cache_root(), key, inputs)
 
     # ---------------------------------------------------------------------------------- reading
 

@@ -47,8 +47,12 @@ def load_spec_target(
                 _validate_later(target, options, (), cache, hit.catalogue_json, hit.issues)
             return hit.catalogue
     from generator.generate import build_served, defer_validation
+    from generator.load.reading import pinned_files
 
-    built = build_served(target, options, validate=not defer_validation(target))
+    # The catalogue is made from the bytes the cache key was made from (one read of each file): a
+    # spec saved during start-up cannot leave an entry that serves the other version's tools.
+    with pinned_files(cache.inputs if cache is not None else {}):
+        built = build_served(target, options, validate=not defer_validation(target))
     for issue in built.issues:
         logger.warning("%s", issue)
     lines = tuple(str(i) for i in built.issues)
@@ -78,13 +82,16 @@ def _in_child(
 ) -> list[str]:
     """The validation child: the new warnings; the cache entry written again with them."""
     from generator.load.deferred import validation_issues
+    from generator.load.reading import pinned_files
 
     try:
         os.nice(VALIDATION_NICENESS)
     except OSError:  # not permitted: run at the same priority
         pass
     already = set(lines)
-    new = [str(i) for i in validation_issues(target, overlays, allow_remote_refs) if str(i) not in already]
+    with pinned_files(cache.inputs if cache is not None else {}):  # the bytes the entry's catalogue came from
+        found = validation_issues(target, overlays, allow_remote_refs)
+    new = [str(i) for i in found if str(i) not in already]
     if cache is not None and data is not None:
         cache.store(data, (*lines, *new), validated=True)
     return new

@@ -58,7 +58,8 @@ async def read_capped(
         )
     if success and not codings:
         declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
+        # upstream text: ASCII digits only ("²".isdigit() is true); more than 18 is over any limit
+        if declared.isascii() and declared.isdigit() and (len(declared) > 18 or int(declared) > limit):
             raise _too_large(op, limit)
     body = bytearray()
     truncated = False

@@ -54,6 +54,9 @@ DEFAULT_BACKOFF_BASE = 0.1
 DEFAULT_BACKOFF_MAX = 2.0
 """Seconds: upper bound of any jittered wait."""
 MAX_RETRIES = 10
+MAX_RETRY_AFTER = 86_400.0 * 365
+"""Seconds: the longest wait a ``Retry-After`` can say (longer is read as this; it never fits a deadline)."""
+_DELAY_DIGITS = 12  # more ASCII digits than this is beyond MAX_RETRY_AFTER anyway
 
 
 class Phase(enum.Enum):
@@ -79,22 +82,28 @@ def phase_of(exc: BaseException) -> Phase | None:
 
 
 def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` value (delay-seconds or HTTP-date); None if unusable."""
+    """Seconds to wait from a ``Retry-After`` value (delay-seconds or HTTP-date); None if unusable.
+
+    The value is upstream text: any string gives a number in ``[0, MAX_RETRY_AFTER]`` or None,
+    never an exception. Delay-seconds are ASCII digits only (``"²".isdigit()`` is true), and a long
+    run of digits is read as :data:`MAX_RETRY_AFTER` without converting it.
+    """
     if value is None:
         return None
-    value = value.strip()
-    if not value:
+    value = value.strip(" \t")
+    if not value or len(value) > 200:  # an HTTP-date is 29 characters
         return None
-    if value.isdigit():
-        return float(int(value))
+    if value.isascii() and value.isdigit():
+        return float(int(value)) if len(value) <= _DELAY_DIGITS and int(value) <= MAX_RETRY_AFTER else MAX_RETRY_AFTER
     try:
         when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        current = now or datetime.now(UTC)
+        seconds = (when - current).total_seconds()
+    except (TypeError, ValueError, IndexError, OverflowError, AttributeError):
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    current = now or datetime.now(UTC)
-    return max(0.0, (when - current).total_seconds())
+    return min(max(0.0, seconds), MAX_RETRY_AFTER)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,13 +25,15 @@ from bridge.contract.catalogue import WorkflowCriterion
 from bridge.contract.expressions import json_pointer as pointer
 from bridge.contract.expressions.arazzo import Expression, Template, is_expression, parse_expression, parse_template
 from bridge.contract.expressions.conditions import Condition, parse_condition
-from bridge.contract.expressions.json_path import QueryError, compile_query
+from bridge.contract.expressions.json_path import QueryBudgetError, QueryError, compile_query
 from bridge.contract.expressions.patterns import compiled_pattern
 
 __all__ = ["MISSING", "Response", "Scope", "criterion_holds", "resolve_value"]
 
 MAX_TEXT_CHARS = 1_000_000  # a template filled with values: longer is refused
 JSONPATH_VISITS = 200_000  # nodes a criterion's query may touch (an upstream answer is bounded already)
+JSONPATH_SECONDS = 1.0
+"""How long one criterion's query may run (in a worker thread, the runner's): past it the step fails."""
 
 
 class _Missing:
@@ -167,7 +169,13 @@ def _context(criterion: WorkflowCriterion, scope: Scope) -> Any:
 
 
 def criterion_holds(criterion: WorkflowCriterion, scope: Scope) -> bool:
-    """Whether ``criterion`` is met; an absent context, or a query that cannot run, is not met."""
+    """Whether ``criterion`` is met; an absent context, or a query that cannot run, is not met.
+
+    Raises:
+        EvaluationError: a JSONPath query ran over its budget (:data:`JSONPATH_VISITS` nodes or
+            :data:`JSONPATH_SECONDS`): the answer is unknown, so the step fails with that reason
+            rather than take a branch on a guess.
+    """
     if criterion.type == "simple":
         return _condition(criterion.condition).holds(lambda e: None if (v := scope.value(e)) is MISSING else v)
     context = _context(criterion, scope)
@@ -183,6 +191,11 @@ def criterion_holds(criterion: WorkflowCriterion, scope: Scope) -> bool:
         # Arazzo's examples write `$[?count(@.pets) > 0]` for "the context has pets": under RFC 9535
         # a root filter tests the root's children, so an object context is tested as itself.
         data = [context] if query.filters_root and isinstance(context, dict) else context
-        return bool(query.nodes(data, max_visits=JSONPATH_VISITS))
+        return bool(query.nodes(data, max_visits=JSONPATH_VISITS, seconds=JSONPATH_SECONDS))
+    except QueryBudgetError as exc:
+        raise EvaluationError(  # the runner redacts and cuts it: the condition may hold filled-in values
+            f"a criterion was stopped: {exc} on this answer; the workflow's author should narrow the query "
+            f"(no nested '..'): {condition!r}"
+        ) from None
     except QueryError:
         return False

@@ -16,10 +16,11 @@ ends by its deadline. Cancelling the tool call cancels the step in flight; no la
 from __future__ import annotations
 
 import copy
+import functools
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -30,11 +31,14 @@ from bridge.contract.catalogue import Catalogue, ToolEntry, WorkflowAction, Work
 from bridge.contract.expressions import json_pointer as pointer
 from bridge.secrets.excerpt import excerpt
 from bridge.tools.errors import ResponseTooLarge, ToolError, UnsafeRequestError, UpstreamError
+from bridge.upstream.retry import parse_retry_after
 from bridge.workflows.evaluate import MISSING, EvaluationError, Response, Scope, criterion_holds, resolve_value
 
 __all__ = ["MAX_DEPTH", "MAX_RETRIES", "MAX_STEPS", "WorkflowError", "WorkflowRunner"]
 
 logger = logging.getLogger("bridge.workflows.runner")
+
+T = TypeVar("T")
 
 MAX_STEPS = 100
 MAX_DEPTH = 8
@@ -66,8 +70,7 @@ class _Outcome:
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:
-    value = headers.get("retry-after", "")
-    return float(value) if value.strip().isdigit() else None
+    return parse_retry_after(headers.get("retry-after"))  # the one parser of upstream Retry-After text
 
 
 class WorkflowRunner:
@@ -128,9 +131,9 @@ class WorkflowRunner:
             step = flow.steps[index]
             outcome = await self._step(flow, step, scope, run, depth)
             status = outcome.scope.response.status if outcome.scope.response is not None else status
-            scope.steps[step.step_id] = self._outputs(step.outputs, outcome.scope)
+            scope.steps[step.step_id] = await self._off_loop(flow, step, self._outputs, step.outputs, outcome.scope)
             actions = step.on_success if outcome.ok else step.on_failure
-            action = self._first(actions, outcome.scope, attempts, step)
+            action = await self._off_loop(flow, step, self._first, actions, outcome.scope, attempts, step)
             if action is None:
                 if outcome.ok:
                     index += 1
@@ -148,7 +151,7 @@ class WorkflowRunner:
                 await self._nested(action.workflow, inputs, run, depth)
                 break
             index = by_id[str(action.step)]
-        outputs = self._outputs(flow.outputs, scope)
+        outputs = await self._off_loop(flow, None, self._outputs, flow.outputs, scope)
         run.workflows[flow.workflow_id] = {"inputs": inputs, "outputs": outputs}
         return outputs, status
 
@@ -166,7 +169,21 @@ class WorkflowRunner:
             return
         step = next(s for s in flow.steps if s.step_id == action.step)
         outcome = await self._step(flow, step, scope, run, depth)
-        scope.steps[step.step_id] = self._outputs(step.outputs, outcome.scope)
+        scope.steps[step.step_id] = await self._off_loop(flow, step, self._outputs, step.outputs, outcome.scope)
+
+    async def _off_loop(
+        self, flow: WorkflowEntry, step: WorkflowStep | None, evaluate: Callable[..., T], *args: Any
+    ) -> T:
+        """``evaluate(*args)`` in a worker thread: criteria, outputs and values read upstream answers
+        with queries an author wrote (``$..*..*..*`` on a big answer), which must not hold the event
+        loop that serves every other session. Each query is bounded in time by itself
+        (:data:`~bridge.workflows.evaluate.JSONPATH_SECONDS`); over budget, the step fails naming it."""
+        try:
+            return await anyio.to_thread.run_sync(functools.partial(evaluate, *args))
+        except EvaluationError as exc:
+            why = self._shown(str(exc), 600)  # outside text inside: redacted, then cut
+            where = f"Workflow {flow.workflow_id}: {why}" if step is None else self._failed(flow, step, why)
+            raise WorkflowError(where) from None
 
     def _first(
         self, actions: tuple[WorkflowAction, ...], scope: Scope, attempts: Mapping[str, int], step: WorkflowStep
@@ -222,7 +239,9 @@ class WorkflowRunner:
             return _Outcome(False, str(exc), scope)
         scope.outputs = outputs
         scope.response = Response(status, {}, None, "", "")
-        return self._judged(step, scope, status)
+        # the nested workflow's outputs may hold an upstream body: judged off the loop too (_step
+        # turns an EvaluationError into the step's failure)
+        return await anyio.to_thread.run_sync(functools.partial(self._judged, step, scope, status))
 
     async def _operation_step(self, flow: WorkflowEntry, step: WorkflowStep, scope: Scope, run: _Run) -> _Outcome:
         entry = self.entries[str(step.tool)]
@@ -257,7 +276,7 @@ class WorkflowRunner:
         scope.response = Response(
             answer.status, headers, answer.data, redact(str(answer.upstream.url)), entry.binding.method.upper()
         )
-        outcome = self._judged(step, scope, answer.status)
+        outcome = await self._off_loop(flow, step, self._judged, step, scope, answer.status)
         outcome.retry_after = _retry_after(headers)
         return outcome
 

@@ -7,13 +7,15 @@ the same limits: a byte cap, a deadline for URLs, no YAML alias bomb, and one :c
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import re
 import stat
 import time
 import zlib
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
@@ -23,7 +25,15 @@ import yaml
 
 from generator.load import refs
 
-__all__ = ["MAX_EXPANDED_NODES", "SpecError", "fetch_url", "parse_document", "read_file", "read_reference"]
+__all__ = [
+    "MAX_EXPANDED_NODES",
+    "SpecError",
+    "fetch_url",
+    "parse_document",
+    "pinned_files",
+    "read_file",
+    "read_reference",
+]
 
 # Expanded node count above which a YAML document with aliases is refused (a "billion laughs" guard).
 MAX_EXPANDED_NODES = 5_000_000
@@ -39,12 +49,36 @@ class SpecError(Exception):
         super().__init__("\n".join(problems))
 
 
+_PINNED: contextvars.ContextVar[Mapping[str, bytes] | None] = contextvars.ContextVar("pinned_files", default=None)
+
+
+@contextmanager
+def pinned_files(files: Mapping[str, bytes]) -> Iterator[None]:
+    """While inside, a read of one of ``files`` (by real path) answers the bytes given, not the disk's.
+
+    ``serve spec.yaml`` keys its catalogue cache by the bytes of the spec, overlays and workflows:
+    generating from those same bytes, rather than a second read, means a file saved during start-up
+    cannot leave an entry whose catalogue is of another version than its key says.
+    """
+    token = _PINNED.set({os.path.realpath(path): data for path, data in files.items()})
+    try:
+        yield
+    finally:
+        _PINNED.reset(token)
+
+
 def read_file(path: str, *, max_bytes: int, regular_only: bool = False) -> bytes:
-    """The bytes of ``path``, at most ``max_bytes``.
+    """The bytes of ``path``, at most ``max_bytes`` (the pinned bytes, inside :func:`pinned_files`).
 
     Raises:
         refs.ReadError: missing, unreadable, not a regular file (with ``regular_only``) or too large.
     """
+    pinned = _PINNED.get()
+    data = pinned.get(os.path.realpath(path)) if pinned else None
+    if data is not None:
+        if len(data) > max_bytes:
+            raise refs.ReadError(f"larger than the {max_bytes}-byte limit")
+        return data
     try:
         if regular_only and not stat.S_ISREG(os.stat(path).st_mode):
             raise refs.ReadError("not a regular file")

@@ -11,6 +11,7 @@ import uvicorn
 from bridge.ops.drain import DrainingServer, InFlight
 from bridge.ops.health import HealthRoutes, Readiness
 from bridge.ops.logs import JsonFormatter
+from bridge.server.transports import host_origin_policy
 
 pytestmark = pytest.mark.anyio
 
@@ -52,9 +53,13 @@ async def test_readyz_is_503_with_the_reason_while_draining_or_a_check_fails() -
 
 
 async def test_a_metrics_path_is_served_only_when_configured() -> None:
-    async with client(Readiness(), metrics_path="/metrics", metrics=lambda: (b"x 1\n", "text/plain")) as http:
+    guard = host_origin_policy("127.0.0.1", ["10.0.0.7"])
+    metrics = {"metrics_path": "/metrics", "metrics": lambda: (b"x 1\n", "text/plain"), "guard": guard}
+    async with client(Readiness(), **metrics) as http:
         served = await http.get("/metrics")
+        foreign = await http.get("/metrics", headers={"host": "evil.example"})
     assert (served.status_code, served.text) == (200, "x 1\n")
+    assert foreign.status_code == 403  # the metrics path meets the Host guard (P64)
     with pytest.raises(AssertionError, match="never reach"):
         async with client(Readiness()) as http:
             await http.get("/metrics")

@@ -12,13 +12,13 @@ A ``202`` answer means still running whatever its body says. When the settings l
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from bridge.contract.catalogue import LongRunning
 from bridge.contract.expressions import json_pointer as jsonpointer
+from bridge.tools.json_text import parse_json
 from bridge.upstream.client import UpstreamResponse
 
 __all__ = ["DEFAULT_STATUS_HEADERS", "Reading", "read_status"]
@@ -130,6 +130,6 @@ def _json(response: UpstreamResponse) -> Any:
     if not response.content or len(response.content) > MAX_STATUS_JSON:
         return None
     try:
-        return json.loads(response.content)
+        return parse_json(response.content)
     except ValueError:
         return None

@@ -16,7 +16,6 @@ before starting it again (a write must not be repeated because a handle was lost
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -39,7 +38,9 @@ from bridge.calls.longrunning.follow import (
 from bridge.contract.catalogue import ToolEntry
 from bridge.contract.expressions.links import LinkError, LinkSource, evaluate
 from bridge.request.build import PreparedRequest
+from bridge.results.trim import OFF_LOOP_BYTES
 from bridge.tools.errors import ToolError
+from bridge.tools.json_text import parse_json
 from bridge.tools.owned import OwnedPool, PoolFull
 from bridge.upstream.client import UpstreamResponse
 
@@ -185,8 +186,13 @@ class OperationTracker:
         entry = self._entries.get(link.tool) if link is not None else None
         if link is None or entry is None:
             return False
-        try:
-            arguments = {name: evaluate(value, pending.source) for name, value in link.arguments.items()}
+
+        def linked() -> dict[str, Any]:
+            return {name: evaluate(value, pending.source) for name, value in link.arguments.items()}
+
+        try:  # a link reading a big upstream answer parses it: off the loop, as trimming is
+            big = len(pending.source.body) > OFF_LOOP_BYTES
+            arguments = await anyio.to_thread.run_sync(linked) if big else linked()
         except LinkError as exc:
             logger.warning("%s: cannot cancel the operation: %s", pending.call.operation, exc)
             return False
@@ -212,7 +218,7 @@ def _source(
     body: Any = None
     if prepared.content and (prepared.content_type or "").split(";")[0].strip().endswith("json"):
         try:
-            body = json.loads(prepared.content)
+            body = parse_json(prepared.content)
         except ValueError:
             body = None
     return LinkSource(

@@ -82,7 +82,7 @@ def evaluate(value: Any, source: LinkSource) -> Any:
         return header
     try:
         body = json.loads(source.body) if source.body else None
-    except ValueError:
+    except (ValueError, RecursionError):  # upstream text: nested too deeply is "not JSON" too
         raise LinkError(f"{value}: the answer's body is not JSON") from None
     return _pointer(body, rest[len("body") :], value)
 

@@ -54,6 +54,7 @@ class JobStore:
     requests: list[tuple[str, str, str | None]] = field(default_factory=list)  # method, path, X-API-Key
     cancelled: list[str] = field(default_factory=list)
     port: int = 0
+    retry_after: str = "0"  # the Retry-After of the start and of a running status (sent as latin-1 bytes)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _changed: anyio.Event = field(default_factory=anyio.Event)
 
@@ -92,7 +93,7 @@ def create_app(store: JobStore) -> Starlette:
         store.jobs[job.id] = job
         location = HOSTILE.get(job.kind, "/v1/jobs/{id}/status").format(id=job.id, port=store.port)
         header = "Operation-Location" if job.kind == "operation-location" else "Location"
-        headers = {header: location, "Retry-After": "0"}
+        headers = {header: location, "Retry-After": store.retry_after}
         return JSONResponse({"id": job.id, "kind": job.kind, "status": "queued"}, status_code=202, headers=headers)
 
     async def status(request: Request) -> Response:
@@ -113,7 +114,7 @@ def create_app(store: JobStore) -> Starlette:
             return JSONResponse({"id": job.id, "status": "failed", "error": "e" * int(pad) + API_KEY + " and on"})
         if job.kind == "hang" or job.polls < job.steps:
             job.status = "running"
-            return JSONResponse({"id": job.id, "status": "running"}, headers={"Retry-After": "0"})
+            return JSONResponse({"id": job.id, "status": "running"}, headers={"Retry-After": store.retry_after})
         report = f"/v1/reports/{job.id.removeprefix('job-')}"
         if job.kind == "fail":
             job.status = "failed"
