@@ -168,3 +168,53 @@ async def test_over_http_one_sessions_flood_of_tasks_leaves_room_for_another_ses
     assert refused.value.error.code == mcp_types.INVALID_REQUEST
     assert created["task"]["status"] in ("working", "completed")
     assert max(entry["task"]["ttl"] for entry in [*made, created]) == MAX_TTL_MS  # a day asked, an hour kept
+
+
+def _front(nginx_url: str) -> str:
+    return nginx_url if nginx_url.endswith("/mcp") else f"{nginx_url}/mcp"
+
+
+async def test_behind_the_readmes_nginx_stateless_callers_get_no_tasks_and_see_none(
+    store: JobStore, tmp_path: Path
+) -> None:
+    from mcp import MCPError
+
+    from tests.services.nginx import bridge_http_block, running_nginx
+
+    flags = ("--stateless", "--forwarded-allow-ips", "127.0.0.1")
+    async with http_jobs_bridge(store, tmp_path, *flags) as url:
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        with running_nginx(bridge_http_block([port])) as nginx:
+            async with Client(_front(nginx.url), mode="legacy") as first, Client(_front(nginx.url), mode="legacy") as b:
+                offered = first.server_capabilities.tasks
+                with pytest.raises(MCPError):
+                    await first.session._dispatcher.send_raw_request(
+                        "tools/call", {"name": "startJob", "arguments": {"kind": "hang"}, "task": {}}
+                    )
+                listed = await b.session._dispatcher.send_raw_request("tasks/list", {})
+    assert offered is None and listed["tasks"] == []
+    assert [job.kind for job in store.jobs.values()] == []  # the refused task-augmented call sent nothing
+
+
+async def test_behind_the_readmes_nginx_one_sessions_flood_of_tasks_leaves_room_for_another(
+    store: JobStore, tmp_path: Path
+) -> None:
+    from mcp import MCPError
+
+    from bridge.server.tasks import TASKS_PER_CALLER
+    from tests.services.nginx import bridge_http_block, running_nginx
+
+    task = {"ttl": 24 * 3_600_000}
+    job = {"name": "startJob", "arguments": {"kind": "inline"}, "task": task}
+    async with http_jobs_bridge(store, tmp_path, "--forwarded-allow-ips", "127.0.0.1") as url:
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        with running_nginx(bridge_http_block([port])) as nginx:
+            front = _front(nginx.url)
+            async with Client(front, mode="legacy") as greedy, Client(front, mode="legacy") as other:
+                for _ in range(TASKS_PER_CALLER):
+                    await greedy.session._dispatcher.send_raw_request("tools/call", job)
+                with pytest.raises(MCPError) as refused:
+                    await greedy.session._dispatcher.send_raw_request("tools/call", job)
+                created = await other.session._dispatcher.send_raw_request("tools/call", job)
+    assert refused.value.error.code == mcp_types.INVALID_REQUEST
+    assert created["task"]["status"] in ("working", "completed")
