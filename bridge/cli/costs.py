@@ -17,7 +17,7 @@ from typing import Any
 
 from bridge.cli.tokens import TokenCounter, load_counter
 from bridge.contract.catalogue import Catalogue, ServeMode
-from bridge.contract.clients.start_mode import listed_tool
+from bridge.contract.clients.start_mode import DISCOVERY_HINT_TOKENS, estimated_tool_list_tokens, listed_tool
 
 __all__ = ["Report", "ToolCost", "inspect_target", "model_visible_tokens", "print_report", "report_json"]
 
@@ -46,6 +46,9 @@ class Report:
     tools: list[ToolCost] = field(default_factory=list)
     instructions_tokens: int = 0
     operations: int = 0
+    # The one count the generate hint, the package README's client configs and `install` give (and
+    # decide discovery mode by): the tools/list payload at characters / 4 (start_mode.py). 0: not tools mode.
+    start_estimate: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -110,6 +113,7 @@ def inspect_target(target: str, *, mode: str | None = None, npm_dirs: Sequence[P
         exact=counter.exact,
         counter=counter.source,
         operations=len(registry),
+        start_estimate=estimated_tool_list_tokens(catalogue) if served_mode == "tools" else 0,
         instructions_tokens=counter.count(
             server_instructions(
                 catalogue, served_mode, len(registry), code=code, about=server_identity(catalogue).about
@@ -150,6 +154,7 @@ def report_json(report: Report) -> str:
         "total_output_tokens": report.total_output_tokens,
         "instructions_tokens": report.instructions_tokens,
         "total_bytes": report.total_bytes,
+        "start_estimate_tokens": report.start_estimate,
         "tools": [asdict(t) for t in report.tools],
     }
     return json.dumps(data, ensure_ascii=False, indent=1)
@@ -213,6 +218,12 @@ def print_report(report: Report, *, largest: int = 10, console: Any = None) -> N
         f"server instructions: {report.instructions_tokens:,} tokens; output schemas: "
         f"{report.total_output_tokens:,} tokens; tools/list: {report.total_bytes:,} bytes."
     )
+    if report.start_estimate:
+        console.print(
+            f"The count generate's hint, the package README and `mcp-bridge install` use: about "
+            f"{report.start_estimate:,} tokens (the tools/list payload, characters / 4; over "
+            f"{DISCOVERY_HINT_TOKENS:,} they start it in discovery mode)."
+        )
     if not report.exact:
         from rich.markup import escape  # the note names an extra in brackets, `[tokens]`, which is not markup
 

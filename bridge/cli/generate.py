@@ -358,32 +358,21 @@ def _interruptible() -> Iterator[_Interrupted]:
             signal.signal(sig, handler)
 
 
-# Far above the budget, the characters/4 estimate says enough: the exact count (loading o200k's
-# ranks and encoding the list) was a sixth of generating GitHub's spec, to print a hint. Near it,
-# count exactly: text that packs fewer characters a token (CJK descriptions) could cross it.
-EXACT_BELOW = 2
-
-
 def _discovery_hint(catalogue: Any, out_dir: Path) -> None:
-    """Suggest discovery mode when the tool list alone would cost the model too many tokens."""
-    from bridge.cli.costs import model_visible_tokens
-    from bridge.cli.tokens import estimate_counter, load_counter
-    from generator.options import DISCOVERY_HINT_TOKENS
+    """Suggest discovery mode when the tool list alone would cost the model too many tokens.
 
-    counter = estimate_counter()
-    tokens = model_visible_tokens(catalogue, counter)
-    exactly = "`mcp-bridge inspect` counts them exactly"
-    if tokens <= EXACT_BELOW * DISCOVERY_HINT_TOKENS:
-        counter = load_counter()
-        tokens = model_visible_tokens(catalogue, counter)
-        exactly = "" if counter.exact else exactly
-    if tokens > DISCOVERY_HINT_TOKENS:
-        about = "" if counter.exact else "about "
+    The count is the one the package README's client configs and ``mcp-bridge install`` give and
+    decide by (bridge/contract/clients/start_mode.py: characters / 4), so the three never differ;
+    ``mcp-bridge inspect`` counts exactly and prints this estimate beside it.
+    """
+    from bridge.contract.clients.start_mode import start_mode
+
+    _, reason = start_mode(catalogue)
+    if reason is not None:
         click.echo(
-            f"Hint: the tool list costs {about}{tokens:,} tokens before the first call (over "
-            f"{DISCOVERY_HINT_TOKENS:,}{'; ' + exactly if exactly else ''}). The README's client configs and "
-            f"`mcp-bridge install` start it with `mcp-bridge serve {out_dir} --mode discovery` (three tools: "
-            "search, describe, call); generate with --mode discovery to make it the package's default."
+            f"Hint: {reason}. The README's client configs and `mcp-bridge install` start it with "
+            f"`mcp-bridge serve {out_dir} --mode discovery`; generate with --mode discovery to make it the "
+            "package's default; `mcp-bridge inspect` counts the tokens exactly."
         )
 
 

@@ -26,7 +26,6 @@ from bridge.contract.clients.start_mode import start_mode
 from bridge.contract.runtime_requirements import requirements_txt
 from bridge.contract.stubs import STUBS_FILE
 from bridge.contract.version import bridge_version
-from generator import options as generation_options
 from generator.emit.pysafe import py_str
 from generator.emit.stubs import stubs_with_warnings
 from generator.emit.write import MANIFEST_FILE, PackageFiles
@@ -152,7 +151,7 @@ def render_package(
 ) -> PackageFiles:
     """The files of ``api``'s package; ``catalogue`` is what the runtime will serve."""
     args = run.args(api.name)
-    mode_args, mode_reason = start_mode(catalogue, generation_options.DISCOVERY_HINT_TOKENS)
+    mode_args, mode_reason = start_mode(catalogue)
     context = {
         "api": api,
         "catalogue": catalogue,

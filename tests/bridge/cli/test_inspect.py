@@ -114,14 +114,13 @@ def _real_ranks() -> bytes:
 def test_generate_suggests_discovery_mode_above_the_token_budget(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import generator.options
+    from bridge.contract.clients import start_mode
 
-    monkeypatch.setattr(generator.options, "DISCOVERY_HINT_TOKENS", 10)
+    monkeypatch.setattr(start_mode, "DISCOVERY_HINT_TOKENS", 10)
     result = CliRunner().invoke(cli, ["generate", str(spec_path("petstore")), "-o", str(tmp_path / "p")])
     assert result.exit_code == 0, result.output
     assert "--mode discovery" in result.output
-    # Far over the budget the estimate is said as one, and where to get the exact count.
-    assert "costs about " in result.output and "`mcp-bridge inspect` counts them exactly" in result.output
+    assert "cost about " in result.output and "`mcp-bridge inspect` counts the tokens exactly" in result.output
     quiet = CliRunner().invoke(
         cli, ["generate", str(spec_path("petstore")), "-o", str(tmp_path / "q"), "--mode", "discovery"]
     )
@@ -129,28 +128,40 @@ def test_generate_suggests_discovery_mode_above_the_token_budget(
     assert json.loads((tmp_path / "q" / "catalogue.json").read_text(encoding="utf-8"))["mode"] == "discovery"
 
 
-def test_near_the_budget_generate_counts_the_tool_list_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import generator.options
-    from bridge.cli import tokens
+def test_just_over_the_budget_the_hint_the_readme_and_inspect_give_one_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import re
+
+    from bridge.cli.costs import print_report
+    from bridge.contract.clients import start_mode
 
     estimated = _petstore_estimate(tmp_path)
-    # within EXACT_BELOW (rounded up: an odd estimate halved down would be just over it)
-    monkeypatch.setattr(generator.options, "DISCOVERY_HINT_TOKENS", (estimated + 1) // 2)
-    monkeypatch.setattr(tokens, "_from_cache", lambda encoding: _real_ranks())
+    monkeypatch.setattr(start_mode, "DISCOVERY_HINT_TOKENS", estimated - 1)  # just over: no exact recount
+    monkeypatch.setattr(tokens, "_from_cache", lambda encoding: _real_ranks())  # inspect counts exactly
     result = CliRunner().invoke(cli, ["generate", str(spec_path("petstore")), "-o", str(tmp_path / "p")])
     assert result.exit_code == 0, result.output
-    assert "Hint: the tool list costs " in result.output and "costs about" not in result.output
+    (hinted,) = re.findall(r"cost about ([\d,]+) tokens", result.output)
+    readme = (tmp_path / "p" / "README.md").read_text(encoding="utf-8")
+    assert f"cost about {hinted} tokens" in readme
+    import io
+
+    from rich.console import Console
+
+    report = inspect_target(str(tmp_path / "p"))
+    out = io.StringIO()
+    print_report(report, console=Console(file=out, width=300))
+    assert f"about {hinted} tokens" in out.getvalue() and hinted == f"{estimated:,}"
 
 
 def _petstore_estimate(tmp_path: Path) -> int:
-    from bridge.cli.costs import model_visible_tokens
-    from bridge.cli.tokens import estimate_counter
     from bridge.contract.catalogue import Catalogue
+    from bridge.contract.clients.start_mode import estimated_tool_list_tokens
 
     done = CliRunner().invoke(cli, ["generate", str(spec_path("petstore")), "-o", str(tmp_path / "e")])
     assert done.exit_code == 0, done.output
     catalogue = Catalogue.model_validate_json((tmp_path / "e" / "catalogue.json").read_text(encoding="utf-8"))
-    return model_visible_tokens(catalogue, estimate_counter())
+    return estimated_tool_list_tokens(catalogue)
 
 
 def test_generate_without_output_schemas_gives_no_output_schema_and_no_fields(tmp_path: Path) -> None:

@@ -253,8 +253,7 @@ def _big_spec(operations: int) -> dict[str, object]:
 
 def test_a_big_api_starts_in_discovery_mode_in_the_readme_and_install_with_one_count(tmp_path: Path) -> None:
     spec = tmp_path / "big.json"
-    # Over twice the budget, where generate's hint says the same characters/4 estimate as the README
-    # (nearer, it counts exactly with the tokenizer, which the generator has not).
+    # generate's hint, the README and install say one count: the characters/4 estimate (start_mode.py).
     spec.write_text(json.dumps(_big_spec(250)), encoding="utf-8")
     made = CliRunner().invoke(cli, ["generate", str(spec), "-o", str(tmp_path / "big")])
     assert made.exit_code == 0, made.output
