@@ -22,6 +22,8 @@ behind it taken together (with one writing operation, it is not read-only).
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import logging
 import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +41,11 @@ from bridge.tools.errors import ToolError
 from bridge.tools.invoke import invoke
 from bridge.tools.registry import Tool, ToolContext, ToolRegistry
 from bridge.tools.validation import ArgumentValidator
+
+logger = logging.getLogger("bridge.search")
+
+# What building the index imports (bridge/modes/search.py): looked for before the index is built in a thread.
+SEARCH_MODULES = ("numpy", "rank_bm25")
 
 __all__ = [
     "CALL",
@@ -152,10 +159,25 @@ class Discovery:
             return self._index
 
     def warm(self) -> None:
-        """Start building the index in a daemon thread (once), so the first search finds it ready."""
+        """Start building the index in a daemon thread (once), so the first search finds it ready.
+
+        The search library is looked for here, in the caller's thread: a missing one stops start-up
+        with the one-line extras message (bridge/cli/extras.py), not a traceback in the thread.
+        """
         if self._warming is None and self._index is None:
-            self._warming = threading.Thread(target=self.index, name="search-index", daemon=True)
+            for module in SEARCH_MODULES:
+                if importlib.util.find_spec(module) is None:
+                    raise ModuleNotFoundError(f"No module named {module!r}", name=module)
+            self._warming = threading.Thread(target=self._build_quietly, name="search-index", daemon=True)
             self._warming.start()
+
+    def _build_quietly(self) -> None:
+        """The warming thread's work: an error here is raised again, where it can be answered, by the
+        first search that builds the index itself."""
+        try:
+            self.index()
+        except Exception:
+            logger.debug("building the search index ahead of the first search failed", exc_info=True)
 
     async def ready(self) -> None:
         """Wait, in a worker thread, until the index is built (at once when it is)."""
