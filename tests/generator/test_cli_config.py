@@ -163,6 +163,25 @@ def test_every_key_the_docs_document_for_the_config_is_in_the_schema() -> None:
     assert top and top <= set(schema["properties"]), top - set(schema["properties"])
 
 
+def _documented_keys() -> tuple[set[str], set[str]]:
+    """The keys of the configuration page's two tables: the top level, then under each operation."""
+    page = CONFIGURATION_PAGE.read_text(encoding="utf-8")
+    section = page.split("## The `--config` file", 1)[1].split("### Bound parameters", 1)[0]
+    top, per_operation = section.split("Under each `operations:` entry", 1)
+    keys = [
+        {key for row in re.findall(r"^\| (.*?) \|", part, re.M) for key in re.findall(r"`(\w+):`", row)}
+        for part in (top, per_operation)
+    ]
+    return keys[0], keys[1]
+
+
+def test_the_configuration_page_has_a_row_for_every_key_of_the_schema_and_no_other() -> None:
+    top, per_operation = _documented_keys()
+    schema = config_schema()
+    assert top == set(schema["properties"])
+    assert per_operation == set(schema["$defs"]["operation"]["properties"])
+
+
 KEY = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=20)
 
 
