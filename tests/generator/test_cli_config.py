@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -180,6 +181,17 @@ def test_the_configuration_page_has_a_row_for_every_key_of_the_schema_and_no_oth
     schema = config_schema()
     assert top == set(schema["properties"])
     assert per_operation == set(schema["$defs"]["operation"]["properties"])
+
+
+@pytest.mark.parametrize("command", ["generate", "serve"])
+def test_the_configuration_page_names_every_option_of_the_command(command: str) -> None:
+    page = CONFIGURATION_PAGE.read_text(encoding="utf-8")
+    found = cli.get_command(click.Context(cli), command)
+    assert found is not None
+    options = [o for p in found.params if not getattr(p, "hidden", False) for o in p.opts if o.startswith("--")]
+    assert options
+    missing = [o for o in options if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", page)]
+    assert missing == [], f"docs/configuration.md does not name {missing}"
 
 
 KEY = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=20)
