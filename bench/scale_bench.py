@@ -2,7 +2,7 @@
 
 Everything runs on 127.0.0.1 and stops by itself: the upstream (:mod:`bench.scale_upstream`, a
 lean keep-alive server in its own process), Debian's nginx (installed by
-``tests/services/install.py`` when missing, started with the README's configuration by
+``tests/services/install.py`` when missing, started with docs/deployment.md's configuration by
 :mod:`tests.services.nginx`), ``mcp-bridge serve --transport http --workers N`` behind it, and
 the load generator (:mod:`bench.mcp_load`, bare MCP clients in their own process). FastMCP
 4.2.3's HTTP transport serves the same spec against the same upstream, through the same nginx,

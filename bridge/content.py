@@ -1,4 +1,4 @@
-"""Public face (README "What you may import"): content blocks a hand-written tool's ``run`` may return.
+"""Public face (docs/library.md, "What you may import"): content blocks a hand-written tool's ``run`` may return.
 
 The code lives in :mod:`bridge.tools.content`; this path stays.
 """

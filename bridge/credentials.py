@@ -1,4 +1,4 @@
-"""Public face (README "What you may import"): an API's credentials and their redaction (``credentials.redact``).
+"""Public face (docs/library.md): an API's credentials and their redaction (``credentials.redact``).
 
 The code lives in :mod:`bridge.secrets.credentials`; this path stays.
 """

@@ -1,4 +1,4 @@
-"""Public face (README "What you may import"): generated ``hooks.py`` files import ``HttpRuntime`` from here.
+"""Public face (docs/library.md, "What you may import"): generated ``hooks.py`` files import ``HttpRuntime`` from here.
 
 The code lives in :mod:`bridge.calls.http_tools` and :mod:`bridge.calls.runtime`; this path stays.
 """

@@ -1,4 +1,4 @@
-"""Public face (README "What you may import"): the ASGI app of streamable HTTP, for uvicorn or gunicorn.
+"""Public face (docs/library.md, "What you may import"): the ASGI app of streamable HTTP, for uvicorn or gunicorn.
 
 The code lives in :mod:`bridge.server.transports`; this path stays.
 """

@@ -1,4 +1,4 @@
-"""The import layering (README "Layout"): each folder imports only the folders below it, in one order.
+"""The import layering (docs/architecture.md): each folder imports only the folders below it, in one order.
 
     bridge/     contract < tools < confirm < secrets < identity < server < request < upstream
                 < results < calls < workflows < resources < modes < ops < serving < cli < the public face
@@ -42,7 +42,7 @@ BRIDGE_ORDER = (
     "serving",
     "cli",
 )
-# bridge/*.py: the public face (README "What you may import"), above everything, imported by nothing inside.
+# bridge/*.py: the public face (docs/library.md, "What you may import"), above everything, imported by nothing inside.
 FACE = ("bridge", "bridge.__main__", "bridge.content", "bridge.credentials", "bridge.http_tools", "bridge.transports")
 GENERATOR_ORDER = (
     "issues",

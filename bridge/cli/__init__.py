@@ -4,7 +4,7 @@ Exit codes: 0 ok, 1 errors (bad spec, failed generation), 2 usage. Each command 
 of its own, imported only when that command runs (click's lazy-group pattern), so ``mcp-bridge
 serve PACKAGE`` never loads the generator or its libraries.
 
-Public face (README "What you may import"): :func:`main` (the console script) and
+Public face (docs/library.md, "What you may import"): :func:`main` (the console script) and
 :func:`serve_package_main` (every generated ``server.py`` calls it).
 """
 

@@ -76,7 +76,7 @@ def ops_options(command: F) -> F:
             type=click.IntRange(1, 64),
             default=1,
             show_default=True,
-            help="HTTP: worker processes; worker i listens on --port + i (see README, Deploy it).",
+            help="HTTP: worker processes; worker i listens on --port + i (see docs/deployment.md).",
         ),
         click.option("--worker-index", type=click.IntRange(0), default=None, hidden=True),
         click.option(

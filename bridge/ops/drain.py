@@ -29,7 +29,7 @@ STREAM_CLOSE_WAIT = 1.0  # seconds ended streams get to close their connections 
 # A request a proxy already sent over an idle keep-alive connection is lost if the server closes
 # that connection at the same moment (the proxy cannot resend a POST). So after the signal open
 # connections stay for DRAIN_LINGER, each answer closing its own (``Connection: close``), longer
-# than the proxy keeps an upstream connection idle (the README's nginx: ``keepalive_timeout 2s``):
+# than the proxy keeps an upstream connection idle (docs/deployment.md's nginx: ``keepalive_timeout 2s``):
 # by then the proxy itself has closed every connection that carried no answer, and none is left
 # for the bridge to close under a request. (One second, with nginx keeping connections a minute,
 # lost about one call in 8,000 during a rolling restart.)

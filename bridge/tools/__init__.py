@@ -1,6 +1,6 @@
 """Tools without HTTP: the registry, argument and output validation, results, the runtime's errors.
 
-This ``__init__`` is the public face of ``bridge.tools`` (README "What you may import"): the names
+This ``__init__`` is the public face of ``bridge.tools`` (docs/library.md, "What you may import"): the names
 below keep working whatever moves inside the folder. It imports only the registry, which imports
 only the errors, so importing it stays cheap.
 """

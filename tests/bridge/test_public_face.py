@@ -1,4 +1,4 @@
-"""The public face: the README's "What you may import" list, the code's ``__all__``, and what importing it costs.
+"""The public face: docs/library.md's "What you may import", the code's ``__all__``, and what importing it costs.
 
 Users' files (``hooks.py``, their own servers, every generated ``server.py``) import these paths,
 so they must keep working whatever moves inside the bridge; anything else is internal.
@@ -45,7 +45,7 @@ PUBLIC = {
     "bridge.transports": ["http_app", "run_http"],
     "bridge.cli": ["main", "serve_package_main"],
 }
-# The paths generated files and the README's examples name: they are part of the face too.
+# The paths generated files and the docs' examples name: they are part of the face too.
 GENERATED_IMPORTS = (
     ("generator/emit/templates/hooks.py.jinja", "from bridge.http_tools import HttpRuntime"),
     ("generator/emit/templates/hooks.py.jinja", "from bridge.tools import ToolRegistry"),
@@ -53,17 +53,17 @@ GENERATED_IMPORTS = (
 )
 
 
-def readme_list() -> dict[str, list[str]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("### What you may import", 1)[1].split("\n## ", 1)[0]
+def documented_list() -> dict[str, list[str]]:
+    text = (ROOT / "docs" / "library.md").read_text(encoding="utf-8")
+    section = text.split("## What you may import", 1)[1].split("\n## ", 1)[0]
     return {
         match[1]: re.findall(r"`(\w+)`", match[2])
         for match in re.finditer(r"^- `([\w.]+)`: (.*)$", section, flags=re.MULTILINE)
     }
 
 
-def test_the_readme_lists_exactly_the_public_face() -> None:
-    assert readme_list() == PUBLIC
+def test_the_docs_list_exactly_the_public_face() -> None:
+    assert documented_list() == PUBLIC
 
 
 @pytest.mark.parametrize("module", sorted(PUBLIC))

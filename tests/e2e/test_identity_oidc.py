@@ -67,7 +67,7 @@ class World:
 
 
 def serve_flags(provider: OidcProvider) -> list[str]:
-    """What an operator passes to use this provider (README, "Per-user identity")."""
+    """What an operator passes to use this provider (docs/identity.md)."""
     return [
         "--auth-issuer",
         provider.issuer,

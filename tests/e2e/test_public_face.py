@@ -2,7 +2,7 @@
 
 The package is the golden record's petstore: its ``server.py`` (``bridge.cli.serve_package_main``)
 as generated, and a ``hooks.py`` written the way a user writes one, against the paths generated
-hooks import (``bridge.http_tools``, ``bridge.tools``) and the README's content helpers
+hooks import (``bridge.http_tools``, ``bridge.tools``) and the documented content helpers
 (``bridge.content``). It runs as users run it, ``python server.py`` over stdio, driven by the
 official client.
 """

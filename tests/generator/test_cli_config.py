@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -17,6 +18,8 @@ from generator.load.config import config_problems, config_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "specs" / "petstore.yaml"
+# The configuration reference: its `--config FILE` row and its YAML examples are checked against the schema.
+CONFIGURATION_PAGE = ROOT / "docs" / "configuration.md"
 
 # (config text, exit code, the one line of stderr after "error: <file>")
 BAD = [
@@ -135,23 +138,23 @@ operations:
     assert "all_pets" in (tmp_path / "out" / "catalogue.json").read_text(encoding="utf-8")
 
 
-def _readme_configs() -> list[dict[str, Any]]:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", readme, re.S)]
+def _documented_configs() -> list[dict[str, Any]]:
+    page = CONFIGURATION_PAGE.read_text(encoding="utf-8")
+    blocks = [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", page, re.S)]
     keys = set(config_schema()["properties"])
     return [b for b in blocks if isinstance(b, dict) and set(b) <= keys]
 
 
-def test_every_config_example_in_the_readme_is_accepted() -> None:
-    configs = _readme_configs()
+def test_every_config_example_in_the_docs_is_accepted() -> None:
+    configs = _documented_configs()
     assert len(configs) >= 2  # the bind and the credentials examples
     for config in configs:
-        assert config_problems(config, "README") == []
+        assert config_problems(config, "docs/configuration.md") == []
 
 
-def test_every_key_the_readme_documents_for_the_config_is_in_the_schema() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    (row,) = [line for line in readme.splitlines() if line.startswith("| `--config FILE`")]
+def test_every_key_the_docs_document_for_the_config_is_in_the_schema() -> None:
+    page = CONFIGURATION_PAGE.read_text(encoding="utf-8")
+    (row,) = [line for line in page.splitlines() if line.startswith("| `--config FILE`")]
     per_operation = re.search(r"\{name, [^}]*\}", row)
     assert per_operation is not None
     schema = config_schema()
@@ -159,6 +162,36 @@ def test_every_key_the_readme_documents_for_the_config_is_in_the_schema() -> Non
     assert {k.strip() for k in per_operation.group(0).strip("{}").split(",")} <= operation_keys
     top = set(re.findall(r"`(\w+):`", row))
     assert top and top <= set(schema["properties"]), top - set(schema["properties"])
+
+
+def _documented_keys() -> tuple[set[str], set[str]]:
+    """The keys of the configuration page's two tables: the top level, then under each operation."""
+    page = CONFIGURATION_PAGE.read_text(encoding="utf-8")
+    section = page.split("## The `--config` file", 1)[1].split("### Bound parameters", 1)[0]
+    top, per_operation = section.split("Under each `operations:` entry", 1)
+    keys = [
+        {key for row in re.findall(r"^\| (.*?) \|", part, re.M) for key in re.findall(r"`(\w+):`", row)}
+        for part in (top, per_operation)
+    ]
+    return keys[0], keys[1]
+
+
+def test_the_configuration_page_has_a_row_for_every_key_of_the_schema_and_no_other() -> None:
+    top, per_operation = _documented_keys()
+    schema = config_schema()
+    assert top == set(schema["properties"])
+    assert per_operation == set(schema["$defs"]["operation"]["properties"])
+
+
+@pytest.mark.parametrize("command", ["generate", "serve"])
+def test_the_configuration_page_names_every_option_of_the_command(command: str) -> None:
+    page = CONFIGURATION_PAGE.read_text(encoding="utf-8")
+    found = cli.get_command(click.Context(cli), command)
+    assert found is not None
+    options = [o for p in found.params if not getattr(p, "hidden", False) for o in p.opts if o.startswith("--")]
+    assert options
+    missing = [o for o in options if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", page)]
+    assert missing == [], f"docs/configuration.md does not name {missing}"
 
 
 KEY = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=20)

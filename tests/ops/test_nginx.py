@@ -1,4 +1,4 @@
-"""Debian's nginx with the README's configuration in front of ``serve --workers 3``: sessions stay on
+"""Debian's nginx with docs/deployment.md's configuration in front of ``serve --workers 3``: sessions stay on
 their worker, stateless calls spread, a killed worker is restarted, a rolling restart (SIGHUP)
 loses no call, and SIGTERM to the supervisor drains everything to exit status 0."""
 

@@ -1,4 +1,4 @@
-"""The README's nginx configuration is valid nginx, for one worker and for several."""
+"""The nginx configuration of docs/deployment.md is valid nginx, for one worker and for several."""
 
 from __future__ import annotations
 

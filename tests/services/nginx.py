@@ -3,9 +3,9 @@
 :func:`running_nginx` writes a whole ``nginx.conf`` into a temporary prefix (pid file, logs,
 temp paths: nothing under /var or /etc is touched) around the ``http`` block it is given, starts
 ``nginx -g 'daemon off;'`` and waits until its port accepts; on the way out it stops it
-gracefully (SIGQUIT), then surely. :func:`bridge_http_block` is the block the README's
-deployment section documents, with this run's ports filled in: the block is read from the
-README itself, so what is documented is what is tested.
+gracefully (SIGQUIT), then surely. :func:`bridge_http_block` is the block the deployment
+page (docs/deployment.md) documents, with this run's ports filled in: the block is read from
+the page itself, so what is documented is what is tested.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from tests.services.install import ensure_services
 from tests.services.processes import HOST, StartFailed, free_port, port_accepts, stop, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
-# The README's nginx snippet sits between these two lines (HTML comments, invisible when rendered).
+DEPLOYMENT = ROOT / "docs" / "deployment.md"
+# The deployment page's nginx snippet sits between these two lines (HTML comments, invisible when rendered).
 SNIPPET_START = "<!-- nginx-snippet:start -->"
 SNIPPET_END = "<!-- nginx-snippet:end -->"
 
@@ -51,19 +51,19 @@ class Nginx:
 
 
 def documented_snippet() -> str:
-    """The nginx configuration of the README's deployment section (the fenced block between the markers)."""
-    text = README.read_text(encoding="utf-8")
+    """The nginx configuration of docs/deployment.md (the fenced block between the markers)."""
+    text = DEPLOYMENT.read_text(encoding="utf-8")
     start, end = text.find(SNIPPET_START), text.find(SNIPPET_END)
     if start < 0 or end < start:
-        raise AssertionError(f"README.md has no nginx snippet between {SNIPPET_START} and {SNIPPET_END}")
+        raise AssertionError(f"docs/deployment.md has no nginx snippet between {SNIPPET_START} and {SNIPPET_END}")
     block = re.search(r"```nginx\n(.*?)```", text[start:end], re.S)
     if block is None:
-        raise AssertionError("README.md: the nginx snippet is not a ```nginx fenced block")
+        raise AssertionError("docs/deployment.md: the nginx snippet is not a ```nginx fenced block")
     return block.group(1)
 
 
 def bridge_http_block(worker_ports: Sequence[int], *, routes: Sequence[str] | None = None) -> str:
-    """The README's snippet for these workers: one ``server`` line per worker in the shared pool,
+    """The documented snippet for these workers: one ``server`` line per worker in the shared pool,
     one pinned pool and one ``map`` line per worker route (``w0``, ``w1``, ... by default)."""
     routes = list(routes) if routes is not None else [f"w{i}" for i in range(len(worker_ports))]
     snippet = documented_snippet()
