@@ -1,0 +1,145 @@
+"""What the runtime fast paths of bench/FAST_PATHS.md save, in process, on GitHub's ``repos/get`` answer.
+
+    .venv/bin/python -m bench.fast_paths [--rounds 31]
+
+Each pair (the fast path, the path it shortcuts) runs on the same input in the same process,
+alternated round by round; a round times a batch of calls with ``time.process_time`` and the
+table gives the median microseconds a call. Both answers are compared first: the run stops if
+they differ. Input: the 24 KB repository GitHub's spec gives as its example
+(bench/github_repo.py) and the output schema the generator makes for ``GET /repos/{owner}/{repo}``;
+the catalogue row parses the whole GitHub catalogue. Figures move with the load of the shared
+machine: compare the two columns of one run. Writes the section between the markers of
+bench/FAST_PATHS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bench.common import BENCH_DIR, GITHUB_SPEC, machine_info, md_table, replace_section
+
+BATCH_SECONDS = 0.05
+
+
+def _per_call(func: Callable[[], Any], calls: int) -> float:
+    start = time.process_time()
+    for _ in range(calls):
+        func()
+    return (time.process_time() - start) / calls * 1e6
+
+
+def _pair(fast: Callable[[], Any], slow: Callable[[], Any], rounds: int) -> tuple[float, float]:
+    start = time.process_time()
+    slow()
+    calls = max(1, int(BATCH_SECONDS / max(time.process_time() - start, 1e-6)))
+    fast_times, slow_times = [], []
+    for _ in range(rounds):
+        fast_times.append(_per_call(fast, calls))
+        slow_times.append(_per_call(slow, calls))
+    return statistics.median(fast_times), statistics.median(slow_times)
+
+
+def _inputs() -> tuple[Any, dict[str, Any], bytes]:
+    from bench.github_repo import OPERATION, repository
+    from generator.generate import build_catalogue
+    from generator.options import GenerateOptions
+
+    spec = json.loads(GITHUB_SPEC.read_text(encoding="utf-8"))
+    catalogue, _ = build_catalogue(str(GITHUB_SPEC), GenerateOptions())
+    path, method = OPERATION
+    tool = next(t for t in catalogue.tools if t.binding.path == path and t.binding.method.lower() == method)
+    assert tool.output_schema is not None
+    return repository(spec), dict(tool.output_schema), catalogue.model_dump_json().encode()
+
+
+def measure(rounds: int) -> list[list[Any]]:
+    from bridge.results import trim
+    from bridge.results.trim import TrimSettings, trim_result
+    from bridge.secrets.redact import Redactor
+    from bridge.secrets.redact_json import redact_json
+    from bridge.serving.package import _parsed
+    from bridge.tools.schema_compiled import compiled_check
+    from bridge.tools.schema_fast import quick_check
+    from bridge.tools.schema_validators import compile_validator
+
+    answer, schema, catalogue = _inputs()
+    text = json.dumps(answer)
+    validator = compile_validator(schema, arguments=False, what="output")
+    compiled = compiled_check(schema, arguments=False)
+    quick = quick_check(schema)
+    assert compiled is not None and quick is not None, "the repos/get schema gets both quick checks"
+    assert compiled(answer) and quick(answer) and not list(validator.iter_errors(answer))
+    redactor = Redactor(("sk-live-0123456789abcdef", "hunter2-but-longer"))
+    assert redactor.leaves_alone(text) and redact_json(answer, redactor) == answer
+    limits = TrimSettings().normalised()
+    quick_trim = trim_result(answer, limits)
+    assert quick_trim.value == trim._trim(dict(answer), limits, frozenset(), [], (), None).value
+    assert repr(_parsed(catalogue)) == repr(json.loads(catalogue))
+
+    pairs: list[tuple[str, str, Callable[[], Any], Callable[[], Any]]] = [
+        (
+            "compiled quick yes (schema_compiled)",
+            "jsonschema's walk",
+            lambda: compiled(answer),
+            lambda: list(validator.iter_errors(answer)),
+        ),
+        (
+            "quick yes (schema_fast)",
+            "jsonschema's walk",
+            lambda: quick(answer),
+            lambda: list(validator.iter_errors(answer)),
+        ),
+        (
+            "uncut copy (trim_quick)",
+            "the full walk (trim_walk)",
+            lambda: trim_result(answer, limits),
+            lambda: trim._trim(dict(answer), limits, frozenset(), [], (), None),
+        ),
+        (
+            "whole-answer pre-check (Redactor.leaves_alone)",
+            "string-by-string walk (redact_json)",
+            lambda: redactor.leaves_alone(text),
+            lambda: redact_json(answer, redactor),
+        ),
+    ]
+    rows = []
+    for fast_name, slow_name, fast, slow in pairs:
+        fast_us, slow_us = _pair(fast, slow, rounds)
+        rows.append([fast_name, slow_name, f"{fast_us:.1f}", f"{slow_us:.1f}", f"{slow_us / fast_us:.1f}x"])
+    fast_us, slow_us = _pair(lambda: _parsed(catalogue), lambda: json.loads(catalogue), max(3, rounds // 10))
+    rows.append(
+        [
+            f"catalogue parse, pydantic-core (`_parsed`, {len(catalogue) / 1e6:.1f} MB)",
+            "json.loads",
+            f"{fast_us:.0f}",
+            f"{slow_us:.0f}",
+            f"{slow_us / fast_us:.1f}x",
+        ]
+    )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=31)
+    args = parser.parse_args()
+    rows = measure(args.rounds)
+    body = "\n".join(
+        [
+            f"Written by `python -m bench.fast_paths --rounds {args.rounds}` ({machine_info()}). CPU µs a call,",
+            "median of the rounds, both columns alternated in one process, on GitHub's `repos/get` answer.",
+            "",
+            md_table(["fast path", "reference", "fast (µs)", "reference (µs)", "ratio"], rows, align="llrrr"),
+        ]
+    )
+    replace_section(BENCH_DIR / "FAST_PATHS.md", "fast-paths", body, "## In-process figures (fast_paths)\n\n")
+    print(body)
+
+
+if __name__ == "__main__":
+    main()
