@@ -44,7 +44,7 @@ def _pair(fast: Callable[[], Any], slow: Callable[[], Any], rounds: int) -> tupl
     return statistics.median(fast_times), statistics.median(slow_times)
 
 
-def _inputs() -> tuple[Any, dict[str, Any], bytes]:
+def _inputs() -> tuple[Any, dict[str, Any], bytes, dict[str, Any]]:
     from bench.github_repo import OPERATION, repository
     from generator.generate import build_catalogue
     from generator.options import GenerateOptions
@@ -54,10 +54,13 @@ def _inputs() -> tuple[Any, dict[str, Any], bytes]:
     path, method = OPERATION
     tool = next(t for t in catalogue.tools if t.binding.path == path and t.binding.method.lower() == method)
     assert tool.output_schema is not None
-    return repository(spec), dict(tool.output_schema), catalogue.model_dump_json().encode()
+    return repository(spec), dict(tool.output_schema), catalogue.model_dump_json().encode(), spec
 
 
 def measure(rounds: int) -> list[list[Any]]:
+    import copy
+
+    from bridge.request.sendable import _has_non_finite, _non_finite
     from bridge.results import trim
     from bridge.results.trim import TrimSettings, trim_result
     from bridge.secrets.redact import Redactor
@@ -66,8 +69,10 @@ def measure(rounds: int) -> list[list[Any]]:
     from bridge.tools.schema_compiled import compiled_check
     from bridge.tools.schema_fast import quick_check
     from bridge.tools.schema_validators import compile_validator
+    from generator.generate import fewer_collections
+    from generator.load.refs import _copy
 
-    answer, schema, catalogue = _inputs()
+    answer, schema, catalogue, spec = _inputs()
     text = json.dumps(answer)
     validator = compile_validator(schema, arguments=False, what="output")
     compiled = compiled_check(schema, arguments=False)
@@ -80,6 +85,7 @@ def measure(rounds: int) -> list[list[Any]]:
     quick_trim = trim_result(answer, limits)
     assert quick_trim.value == trim._trim(dict(answer), limits, frozenset(), [], (), None).value
     assert repr(_parsed(catalogue)) == repr(json.loads(catalogue))
+    assert not _has_non_finite(answer) and _non_finite(answer, "body", 0) is None
 
     pairs: list[tuple[str, str, Callable[[], Any], Callable[[], Any]]] = [
         (
@@ -106,6 +112,12 @@ def measure(rounds: int) -> list[list[Any]]:
             lambda: redactor.leaves_alone(text),
             lambda: redact_json(answer, redactor),
         ),
+        (
+            "non-finite test (sendable `_has_non_finite`), the answer as an argument",
+            "path-naming walk (`_non_finite`)",
+            lambda: _has_non_finite(answer),
+            lambda: _non_finite(answer, "body", 0),
+        ),
     ]
     rows = []
     for fast_name, slow_name, fast, slow in pairs:
@@ -121,6 +133,10 @@ def measure(rounds: int) -> list[list[Any]]:
             f"{slow_us / fast_us:.1f}x",
         ]
     )
+    with fewer_collections():  # as generate copies it (the collector's cost grows with this process's heap)
+        fast_us, slow_us = _pair(lambda: _copy(spec), lambda: copy.deepcopy(spec), max(3, rounds // 10))
+    name = f"JSON copy (refs `_copy`), GitHub's spec ({len(json.dumps(spec)) / 1e6:.1f} MB), as generate runs it"
+    rows.append([name, "copy.deepcopy", f"{fast_us:.0f}", f"{slow_us:.0f}", f"{slow_us / fast_us:.1f}x"])
     return rows
 
 
@@ -132,7 +148,8 @@ def main() -> None:
     body = "\n".join(
         [
             f"Written by `python -m bench.fast_paths --rounds {args.rounds}` ({machine_info()}). CPU µs a call,",
-            "median of the rounds, both columns alternated in one process, on GitHub's `repos/get` answer.",
+            "median of the rounds, both columns alternated in one process, on GitHub's `repos/get` answer",
+            "(the last two rows: a tenth of the rounds, on GitHub's whole catalogue and spec).",
             "",
             md_table(["fast path", "reference", "fast (µs)", "reference (µs)", "ratio"], rows, align="llrrr"),
         ]
