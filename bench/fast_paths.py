@@ -15,6 +15,7 @@ bench/FAST_PATHS.md.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import time
@@ -44,7 +45,7 @@ def _pair(fast: Callable[[], Any], slow: Callable[[], Any], rounds: int) -> tupl
     return statistics.median(fast_times), statistics.median(slow_times)
 
 
-def _inputs() -> tuple[Any, dict[str, Any], bytes, dict[str, Any]]:
+def _inputs() -> tuple[Any, dict[str, Any], bytes, dict[str, Any], Any]:
     from bench.github_repo import OPERATION, repository
     from generator.generate import build_catalogue
     from generator.options import GenerateOptions
@@ -54,7 +55,37 @@ def _inputs() -> tuple[Any, dict[str, Any], bytes, dict[str, Any]]:
     path, method = OPERATION
     tool = next(t for t in catalogue.tools if t.binding.path == path and t.binding.method.lower() == method)
     assert tool.output_schema is not None
-    return repository(spec), dict(tool.output_schema), catalogue.model_dump_json().encode(), spec
+    return repository(spec), dict(tool.output_schema), catalogue.model_dump_json().encode(), spec, catalogue
+
+
+def _tools_list(catalogue: Any, rounds: int) -> list[list[Any]]:
+    """Building GitHub's whole tools/list answer: by hand (each tool still checked by the SDK's
+    model) against the SDK's dump, per-version sieve and the JSON-RPC writer's dump."""
+    import mcp_types as types
+    from mcp_types import methods
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    from bridge.calls.http_tools import tools_from_catalogue
+    from bridge.calls.runtime import HttpRuntime
+    from bridge.server.handlers import _checked_wire_data, wire_tool
+
+    runtime = HttpRuntime.create(catalogue, base_url="http://127.0.0.1:9", environ={})
+    tools = list(tools_from_catalogue(catalogue, runtime))
+    version = HANDSHAKE_PROTOCOL_VERSIONS[-1]
+
+    def ours() -> str:
+        return json.dumps({"tools": [_checked_wire_data(t) for t in tools]})
+
+    def sdks() -> str:
+        dumped = types.ListToolsResult(tools=[wire_tool(t) for t in tools]).model_dump(
+            by_alias=True, mode="json", exclude_none=True
+        )
+        return json.dumps(methods.serialize_server_result("tools/list", version, dumped))
+
+    assert json.loads(ours()) == json.loads(sdks())
+    fast_us, slow_us = _pair(ours, sdks, max(3, rounds // 10))
+    name = f"hand-built tools/list (handlers `wire_data`), GitHub's {len(tools):,} tools, {version}"
+    return [[name, "the SDK's dump and sieve", f"{fast_us:.0f}", f"{slow_us:.0f}", f"{slow_us / fast_us:.1f}x"]]
 
 
 def measure(rounds: int) -> list[list[Any]]:
@@ -72,7 +103,8 @@ def measure(rounds: int) -> list[list[Any]]:
     from generator.generate import fewer_collections
     from generator.load.refs import _copy
 
-    answer, schema, catalogue, spec = _inputs()
+    answer, schema, catalogue, spec, parsed = _inputs()
+    tools_list_rows = _tools_list(parsed, rounds)
     text = json.dumps(answer)
     validator = compile_validator(schema, arguments=False, what="output")
     compiled = compiled_check(schema, arguments=False)
@@ -123,10 +155,14 @@ def measure(rounds: int) -> list[list[Any]]:
     for fast_name, slow_name, fast, slow in pairs:
         fast_us, slow_us = _pair(fast, slow, rounds)
         rows.append([fast_name, slow_name, f"{fast_us:.1f}", f"{slow_us:.1f}", f"{slow_us / fast_us:.1f}x"])
-    fast_us, slow_us = _pair(lambda: _parsed(catalogue), lambda: json.loads(catalogue), max(3, rounds // 10))
+    gc.disable()  # as serving parses it (bridge/serving/tuning.py long_lived_objects)
+    try:
+        fast_us, slow_us = _pair(lambda: _parsed(catalogue), lambda: json.loads(catalogue), max(3, rounds // 10))
+    finally:
+        gc.enable()
     rows.append(
         [
-            f"catalogue parse, pydantic-core (`_parsed`, {len(catalogue) / 1e6:.1f} MB)",
+            f"catalogue parse, pydantic-core (`_parsed`, {len(catalogue) / 1e6:.1f} MB), collector paused",
             "json.loads",
             f"{fast_us:.0f}",
             f"{slow_us:.0f}",
@@ -137,7 +173,7 @@ def measure(rounds: int) -> list[list[Any]]:
         fast_us, slow_us = _pair(lambda: _copy(spec), lambda: copy.deepcopy(spec), max(3, rounds // 10))
     name = f"JSON copy (refs `_copy`), GitHub's spec ({len(json.dumps(spec)) / 1e6:.1f} MB), as generate runs it"
     rows.append([name, "copy.deepcopy", f"{fast_us:.0f}", f"{slow_us:.0f}", f"{slow_us / fast_us:.1f}x"])
-    return rows
+    return rows + tools_list_rows
 
 
 def main() -> None:
@@ -149,7 +185,7 @@ def main() -> None:
         [
             f"Written by `python -m bench.fast_paths --rounds {args.rounds}` ({machine_info()}). CPU µs a call,",
             "median of the rounds, both columns alternated in one process, on GitHub's `repos/get` answer",
-            "(the last two rows: a tenth of the rounds, on GitHub's whole catalogue and spec).",
+            "(the last three rows: a tenth of the rounds, on GitHub's whole catalogue, spec and tool list).",
             "",
             md_table(["fast path", "reference", "fast (µs)", "reference (µs)", "ratio"], rows, align="llrrr"),
         ]
