@@ -12,6 +12,8 @@ from typing import Any
 import click
 
 from bridge.cli import err as _err
+from bridge.cli.help_topics import GENERATE_TOPICS, TopicCommand
+from bridge.cli.shared_options import mode_option, overlay_option, workflows_option
 from bridge.contract.schema_bound import DEFAULT_INPUT_SCHEMA_BYTES
 from bridge.results.trim import DEFAULT_OUTPUT_DEPTH
 from generator.options import (
@@ -54,7 +56,7 @@ def _security(config: dict[str, Any]) -> list[Any] | None:
     return list(value)
 
 
-@click.command()
+@click.command(cls=TopicCommand, topics=GENERATE_TOPICS)
 @click.argument("spec")
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Package folder [default: generated/<name>].")
 @click.option("--name", help="Package name [default: the -o folder's name, else from the spec's title].")
@@ -111,27 +113,10 @@ def _security(config: dict[str, Any]) -> list[Any] | None:
     "headers: {<header>: env:VAR or a fixed value} sent on every request; server: {instructions, title, "
     "icons} for initialize; overlays: / workflows: [files].",
 )
-@click.option(
-    "--overlay",
-    "overlay_paths",
-    multiple=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="OpenAPI Overlay (1.0/1.1) applied to the spec before anything reads it (repeatable, applied in order, "
-    "after the config's `overlays:`).",
-)
-@click.option(
-    "--workflows",
-    "workflow_paths",
-    multiple=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="Arazzo 1.0 document whose workflows become tools, one per workflow (repeatable; also `workflows:` "
-    "in the config).",
-)
-@click.option(
-    "--mode",
-    type=click.Choice(["tools", "discovery", "code"]),
+@overlay_option
+@workflows_option
+@mode_option(
     default="tools",
-    show_default=True,
     help="How `serve` presents the API by default: one tool per operation, three discovery tools, or code "
     "mode (programs against the typed functions of api.pyi).",
 )
@@ -184,8 +169,8 @@ def generate(
     allow_remote_refs: bool,
     no_models: bool,
     config_path: Path | None,
-    overlay_paths: tuple[str, ...],
-    workflow_paths: tuple[str, ...],
+    overlays: tuple[str, ...],
+    workflows: tuple[str, ...],
     mode: str,
     no_output_schemas: bool,
     no_compact: bool,
@@ -221,8 +206,8 @@ def generate(
         read_only=read_only,
         strict=strict,
         allow_remote_refs=allow_remote_refs,
-        overlays=(*_config_paths(config, "overlays", config_path), *overlay_paths),
-        workflows=(*_config_paths(config, "workflows", config_path), *workflow_paths),
+        overlays=(*_config_paths(config, "overlays", config_path), *overlays),
+        workflows=(*_config_paths(config, "workflows", config_path), *workflows),
         overrides=dict(config.get("operations") or {}),
         bindings=dict(config.get("bind") or {}),
         server=dict(server) if isinstance(server := config.get("server"), dict) else {},

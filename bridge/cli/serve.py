@@ -12,7 +12,9 @@ import click
 
 from bridge.calls.longrunning import DEFAULT_DEADLINE, DEFAULT_WAIT
 from bridge.cli import err as _err
+from bridge.cli.help_topics import SERVE_TOPICS, TopicCommand
 from bridge.cli.ops_options import ops_options, ops_settings, with_env_vars
+from bridge.cli.shared_options import mode_option, overlay_option, workflows_option
 from bridge.confirm.policy import DEFAULT_TIMEOUT as DEFAULT_CONFIRM_TIMEOUT
 from bridge.modes.sandbox import DEFAULT_MAX_CALLS, DEFAULT_MEMORY_BYTES, DEFAULT_WALL_SECONDS, SandboxLimits
 from bridge.results.trim import DEFAULT_MAX_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_STRING
@@ -37,8 +39,10 @@ def forwarded_networks(value: str) -> tuple[str, ...]:
 
 @with_env_vars
 @click.command(
+    cls=TopicCommand,
+    topics=SERVE_TOPICS,
     epilog="Every option can also be set by an environment variable, MCP_BRIDGE_<OPTION> (shown beside it; "
-    "MCP_BRIDGE_TARGET for TARGET); the command line wins."
+    "MCP_BRIDGE_TARGET for TARGET); the command line wins.",
 )
 @click.argument("target")
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
@@ -77,9 +81,7 @@ def forwarded_networks(value: str) -> tuple[str, ...]:
 )
 @click.option("--timeout", type=click.FloatRange(0.1), default=None, help="Whole-call deadline, seconds [default: 60].")
 @click.option("--validate-responses", is_flag=True, help="Check upstream responses against the spec; log mismatches.")
-@click.option(
-    "--mode",
-    type=click.Choice(["tools", "discovery", "code"]),
+@mode_option(
     default=None,
     help="One tool per operation, three discovery tools (search, describe, call), or code mode (search, "
     "run_query, run_code: sandboxed Python programs) [default: the package's].",
@@ -184,20 +186,8 @@ def forwarded_networks(value: str) -> tuple[str, ...]:
     help="Long-running operations: the longest the bridge follows one (an MCP task, or status checks).",
 )
 @click.option("--spec", "spec_path", help="The spec a package was generated from (for --validate-responses).")
-@click.option(
-    "--overlay",
-    "overlays",
-    multiple=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="A spec TARGET: an OpenAPI Overlay applied to it in memory first (repeatable, in order).",
-)
-@click.option(
-    "--workflows",
-    "workflows",
-    multiple=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="A spec TARGET: an Arazzo document whose workflows are served as tools (repeatable).",
-)
+@overlay_option
+@workflows_option
 @click.option(
     "--no-cache",
     "no_cache",
