@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 
 from bench import prism
-from bench.prism import FRAGMENT_MISROUTE, FRAMING_HEADER_PARAM, OCTET_OBJECT, Call, SpecReport, exclusion_for
+from bench.prism import (
+    FRAGMENT_MISROUTE,
+    FRAMING_HEADER_PARAM,
+    OCTET_BYTE,
+    OCTET_OBJECT,
+    Call,
+    SpecReport,
+    exclusion_for,
+)
 
 DATALAKE = "round4/azure.com/datalake-store-filesystem.json"
 
@@ -42,6 +50,20 @@ def _call(operation: str, message: str, media: str = "", outcome: str = "violati
                 "Request query parameter op must be equal to one of the allowed values: CHECKACCESS",
             ),
             FRAGMENT_MISROUTE,
+        ),
+        (
+            "round4/xero.com/xero_accounting.json",
+            _call(
+                "PUT /Invoices/{InvoiceID}/Attachments/{FileName}",
+                'Request body must match format "byte"',
+                "application/octet-stream",
+            ),
+            OCTET_BYTE,
+        ),
+        (
+            "round4/xero.com/xero_accounting.json",
+            _call("PUT /Invoices", 'Request body property Content must match format "byte"', "application/json"),
+            "",
         ),
         (DATALAKE, _call("GET /webhdfs/v1/{path}", "Request query must have required property 'fsaction'"), ""),
         (
