@@ -10,6 +10,8 @@ from bench import prism
 from bench.prism import (
     FRAGMENT_MISROUTE,
     FRAMING_HEADER_PARAM,
+    MULTIPART_STRING,
+    NESTED_QUERY,
     OCTET_BYTE,
     OCTET_OBJECT,
     Call,
@@ -30,8 +32,13 @@ def _call(operation: str, message: str, media: str = "", outcome: str = "violati
     [
         (
             "round4/googleapis.com/drive.json",
-            _call("POST /files", "Request body must be object", "application/octet-stream"),
+            _call("POST /files", "Violation: request.body Request body must be object", "application/octet-stream"),
             OCTET_OBJECT,
+        ),
+        (
+            "round4/googleapis.com/drive.json",
+            _call("POST /files", "body: Request body property parents must be object", "application/octet-stream"),
+            "",
         ),
         (
             "round4/googleapis.com/drive.json",
@@ -63,6 +70,25 @@ def _call(operation: str, message: str, media: str = "", outcome: str = "violati
         (
             "round4/xero.com/xero_accounting.json",
             _call("PUT /Invoices", 'Request body property Content must match format "byte"', "application/json"),
+            "",
+        ),
+        (
+            "round4/atlassian.com/jira.json",
+            _call("GET /rest/api/3/project/recent", "Request query parameter properties.0 must be object"),
+            NESTED_QUERY,
+        ),
+        (
+            "round4/atlassian.com/jira.json",
+            _call(
+                "POST /rest/api/3/issue/{issueIdOrKey}/attachments",
+                "body: Request body must be string",
+                "multipart/form-data; boundary=x",
+            ),
+            MULTIPART_STRING,
+        ),
+        (
+            "round4/atlassian.com/jira.json",
+            _call("POST /rest/api/3/issue", "body: Request body must be string", "application/json"),
             "",
         ),
         (DATALAKE, _call("GET /webhdfs/v1/{path}", "Request query must have required property 'fsaction'"), ""),
