@@ -15,6 +15,13 @@ def npm_ci(folder: Path) -> Path:
     """``folder/node_modules`` from its pinned lock file, running ``npm ci`` once when missing or stale."""
     modules = folder / "node_modules"
     marker = modules / ".package-lock.json"
+    if modules.is_symlink():
+        # A linked install (worktrees share one) belongs to its owner: `npm ci` through the link
+        # empties the shared folder for everyone, and a fresh checkout's lock file is always
+        # "newer" than an install made from the same lock.
+        if not marker.exists():
+            raise RuntimeError(f"{modules} links to a folder with no npm install; install it there")
+        return modules
     if not marker.exists() or marker.stat().st_mtime < (folder / "package-lock.json").stat().st_mtime:
         npm = shutil.which("npm")
         if npm is None:
