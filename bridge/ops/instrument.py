@@ -6,7 +6,9 @@ httpx request event hook (:meth:`~bridge.upstream.client.Upstream.add_request_ho
 trace context, the per-user limits are wrapped by :class:`ObservedCallerLimits` (which has their
 one method), and the token exchanger reports cache hits and misses to an observer
 (:meth:`~bridge.identity.token_exchange.TokenExchanger.observe`). No attribute of a live object
-is replaced.
+is replaced. Cost of the hooks (Python function calls per ``Upstream.send``, counted with
+``sys.setprofile`` against an httpx ``MockTransport``): 334 -> 335 with telemetry off, 352 -> 353
+with it on (the one ``wrap_send`` indirection); C calls unchanged (281 and 293).
 """
 
 from __future__ import annotations
