@@ -81,6 +81,15 @@ class TokenExchanger:
         self._clock = clock
         self._cache: OrderedDict[tuple[str, str, tuple[str, ...]], _Cached] = OrderedDict()
         self._inflight: dict[tuple[str, str, tuple[str, ...]], anyio.Lock] = {}
+        self._observers: list[Callable[[str], None]] = []
+
+    def observe(self, observer: Callable[[str], None]) -> None:
+        """Tell ``observer`` how each :meth:`token_for` was answered: ``"hit"`` (cached) or ``"miss"`` (exchanged)."""
+        self._observers.append(observer)
+
+    def _answered(self, how: str) -> None:
+        for observer in self._observers:
+            observer(how)
 
     @staticmethod
     def _subject_key(subject: str | None, subject_token: str) -> str:
@@ -102,6 +111,7 @@ class TokenExchanger:
         cached = self._fresh(key)
         if cached is not None:
             self._remember(cached)  # held for redaction while this call runs
+            self._answered("hit")
             return cached
         lock = self._inflight.setdefault(key, anyio.Lock())
         try:
@@ -109,7 +119,9 @@ class TokenExchanger:
                 cached = self._fresh(key)  # the exchange this call waited for may have made it
                 if cached is not None:
                     self._remember(cached)
+                    self._answered("hit")
                     return cached
+                self._answered("miss")
                 token, lifetime = await self._exchange(subject_token, key[2])
                 # Redacted before it is ever sent; a new token rebuilds redaction's index: off the loop.
                 if self._held is not None:

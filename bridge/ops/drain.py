@@ -22,6 +22,7 @@ import uvicorn
 
 from bridge.ops.health import ASGIApp, ListenError, Readiness, Receive, Scope, Send
 from bridge.ops.settings import DEFAULT_DRAIN_TIMEOUT
+from bridge.ops.uvicorn_seams import forget_captured_signals
 
 logger = logging.getLogger("bridge")
 
@@ -109,7 +110,7 @@ class DrainingServer(uvicorn.Server):
             logger.info("%s: draining (%d request(s) in flight)", signal.Signals(sig).name, self.in_flight.count)
         super().handle_exit(sig, frame)
         # A drained stop is a clean one: uvicorn would raise the signal again after shutdown (exit 143).
-        self._captured_signals.clear()
+        forget_captured_signals(self)  # bridge.ops.uvicorn_seams
 
     async def shutdown(self, sockets: list[Any] | None = None) -> None:
         for server in self.servers:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from redis._parsers import _AsyncRESP3Parser  # redis-py 8's default parser; parser_class is its seam
 from redis.exceptions import InvalidResponse
+
+from bridge.ops.redis_seams import HeaderCheckingParser
 
 __all__ = ["MAX_BULK", "MAX_ITEMS", "BoundedParser", "UnexpectedReply", "pair"]
 
@@ -31,15 +32,14 @@ _STRINGS = (b"$", b"=", b"!")  # bulk string, verbatim string, bulk error: a byt
 _AGGREGATES = (b"*", b"~", b"%", b">", b"|")  # array, set, map, push, attribute: an item count follows
 
 
-class BoundedParser(_AsyncRESP3Parser):
+class BoundedParser(HeaderCheckingParser):
     """RESP3, refusing a string or aggregate longer than the bounds when its header line is read.
 
-    Every header line goes through ``_readline`` before the parser reads what it announces: the
-    one place to check a size before it is buffered.
+    Every header line goes through :meth:`check_header` before the parser reads what it announces:
+    the one place to check a size before it is buffered (:mod:`bridge.ops.redis_seams`).
     """
 
-    async def _readline(self) -> bytes:
-        line = await super()._readline()
+    def check_header(self, line: bytes) -> None:
         kind = line[:1]
         if kind in _STRINGS or kind in _AGGREGATES:
             bound = MAX_BULK if kind in _STRINGS else MAX_ITEMS
@@ -48,7 +48,6 @@ class BoundedParser(_AsyncRESP3Parser):
             if not (size.isascii() and size.isdigit()) or len(size) > 12 or int(size) > bound:
                 shown = size[:12].decode("latin-1")
                 raise UnexpectedReply(f"a reply announcing {shown!r} bytes or items (0 to {bound} expected)")
-        return line
 
 
 def pair(reply: Any) -> tuple[int, int]:

@@ -7,6 +7,7 @@ With ``fallback="local"`` the per-process limiters are kept and used while Redis
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -25,13 +26,15 @@ def share_upstream_limits(upstream: Any, shared: SharedLimits) -> None:
     local_rate: RateLimit = upstream.rate_limit
     upstream.limit = ConcurrencyLimit(UNBOUNDED, 0, max_waiting=0, label=upstream.name)
     upstream.rate_limit = RateLimit(0)
-    inner = upstream.send
     busy = (
         f"too many concurrent calls to {upstream.name}; retry shortly. (mcp-bridge runs at most {limit} calls to "
         f"this API at once across every bridge process, none was free for {wait:g} s, and nothing was sent.)"
     )
 
-    async def send(request: Any) -> Any:
+    def wrapper(inner: Any) -> Any:
+        return functools.partial(send_shared, inner)
+
+    async def send_shared(inner: Any, request: Any) -> Any:
         op = request.operation
 
         def limited(wait: float) -> str:
@@ -61,7 +64,7 @@ def share_upstream_limits(upstream: Any, shared: SharedLimits) -> None:
                 await stack.enter_async_context(local_limit.slot())
             return await inner(request)
 
-    upstream.send = send
+    upstream.wrap_send(wrapper)
 
 
 class SharedCallerLimits:

@@ -15,9 +15,9 @@ files instead, and the SDK does everything else (parsing, the memory streams, th
 ``stdio_server`` claims only the streams it opens itself, so fd 0 and fd 1 are claimed here with
 the SDK's own function first: while serving, fd 0 reads the null device and fd 1 points at stderr
 (stray output from a hook or a library misses the wire; children read EOF), the wire is read and
-written through private duplicates, and both descriptors are put back on exit. (``mcp`` is pinned
-to a minor, 2.3; the claim's helpers are its ``mcp.server.stdio`` module's, and ``tests/e2e``
-checks a stray print stays off the wire.)
+written through private duplicates, and both descriptors are put back on exit. (The claim's helpers
+are private to ``mcp.server.stdio``: :mod:`bridge.server.sdk_seams` holds them, with why and the
+versions checked; ``tests/e2e`` checks a stray print stays off the wire.)
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Any, TextIO
 
 import anyio
 
+from bridge.server.sdk_seams import claim_stdin, claim_stdout, unowned_text
 from bridge.server.stdio_reader import LineReader
 
 __all__ = ["stdio_streams"]
@@ -63,18 +64,18 @@ async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
     from mcp.server import stdio as sdk_stdio
 
     async with AsyncExitStack() as stack:
-        out_buffer, release_out = sdk_stdio._claim_fd(1, sys.stdout, "wb", sdk_stdio._open_stdout_diversion)
+        out_buffer, release_out = claim_stdout()
         if release_out is not None:
             stack.callback(release_out)
-        in_buffer, release_in = sdk_stdio._claim_fd(0, sys.stdin, "rb", sdk_stdio._open_stdin_diversion)
+        in_buffer, release_in = claim_stdin()
         if release_in is not None:
             stack.callback(release_in)
         stdin: Any
         if in_buffer is sys.stdin.buffer:  # served in place (no private duplicate): the SDK's own reader
-            stdin = anyio.wrap_file(sdk_stdio._UnownedTextWrapper(in_buffer, encoding="utf-8", errors="replace"))
+            stdin = anyio.wrap_file(unowned_text(in_buffer, encoding="utf-8", errors="replace"))
         else:
             stdin = LineReader(in_buffer.fileno())
-        stdout = _OneHopStdout(sdk_stdio._UnownedTextWrapper(out_buffer, encoding="utf-8"))
+        stdout = _OneHopStdout(unowned_text(out_buffer, encoding="utf-8"))
         # Duck-typed AsyncFiles: the SDK's reader only iterates stdin, its writer awaits write and flush.
         async with sdk_stdio.stdio_server(stdin=stdin, stdout=stdout) as streams:  # type: ignore[arg-type]
             yield streams

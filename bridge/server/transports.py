@@ -19,6 +19,7 @@ from mcp.server.lowlevel import Server
 
 from bridge.identity.client_auth import DEFAULT_HTTP_PATH, WILDCARD_BINDS, ClientAuth, ClientTokenVerifier
 from bridge.identity.step_up import CallRequirement, ResourceMetadata, ScopeGuard
+from bridge.server.sdk_seams import bridge_requests, no_answer_to_a_cancelled_request
 from bridge.server.sessions import (
     DEFAULT_MAX_PER_CLIENT,
     DEFAULT_MAX_SESSIONS,
@@ -174,33 +175,6 @@ async def _plain(send: Send, status: int, text: str, *, extra: Sequence[tuple[by
     await send({"type": "http.response.body", "body": body})
 
 
-# --------------------------------------------------------------------------- no answer after a cancel
-
-
-def _no_answer_to_a_cancelled_request() -> None:
-    """A cancelled request gets no response on streamable HTTP either (the reference page; MCP's
-    cancellation utility: receivers "SHOULD NOT send a response for the cancelled request").
-
-    The SDK (2.3) answers it on 2025-era HTTP with ``-32800 Request cancelled``, so that the
-    request's SSE stream ends with a message for its id (stdio and the 2026 transports already
-    send none). The bridge ends that stream with nothing instead: the client stopped waiting for
-    the id when it cancelled, and without an event store no client resumes such a stream. The
-    hook is the transport's, called for a request that settled with no response, so only
-    cancelled (or otherwise unanswered) requests are affected; ``tests/e2e/test_http_cancel.py``
-    pins the wire behaviour, so an SDK upgrade that moves the hook fails there.
-    """
-    from mcp.server.streamable_http import StreamableHTTPServerTransport
-
-    if getattr(StreamableHTTPServerTransport, "_bridge_no_cancel_answer", False):
-        return
-
-    async def end_without_answer(self: StreamableHTTPServerTransport, request_id: Any) -> None:
-        self.close_sse_stream(str(request_id))
-
-    StreamableHTTPServerTransport._terminate_unanswered_request = end_without_answer  # type: ignore[method-assign]
-    StreamableHTTPServerTransport._bridge_no_cancel_answer = True  # type: ignore[attr-defined]
-
-
 # --------------------------------------------------------------------------- the app
 
 
@@ -239,7 +213,7 @@ def http_app(
     # The guard above does the checking (with 403); the SDK's own check would answer 421 first otherwise.
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     install_session_id_filter()
-    _no_answer_to_a_cancelled_request()
+    no_answer_to_a_cancelled_request()  # for this app's requests only: bridge.server.sdk_seams
     auth_options: dict[str, Any] = {}
     if auth is None:
         verifier = None
@@ -304,7 +278,10 @@ def http_app(
             scopes_supported=list(auth.scopes_supported),
         )
     return HostOriginGuard(
-        app, allowed_hosts=sorted(policy.hosts), allowed_origins=allowed_origins, max_body_bytes=max_body_bytes
+        bridge_requests(app),
+        allowed_hosts=sorted(policy.hosts),
+        allowed_origins=allowed_origins,
+        max_body_bytes=max_body_bytes,
     )
 
 

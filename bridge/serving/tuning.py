@@ -13,27 +13,14 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from bridge.serving.httpx_seams import skip_httpx_cli
+
 __all__ = ["MMAP_THRESHOLD", "long_lived_objects", "pin_mmap_threshold", "prepare_serving_process", "skip_httpx_cli"]
 
 MMAP_THRESHOLD = 128 * 1024
 """glibc's default ``M_MMAP_THRESHOLD``; pinning it there disables the dynamic adjustment."""
 
 _M_MMAP_THRESHOLD = -3  # from glibc's <malloc.h>
-
-
-def skip_httpx_cli() -> bool:
-    """Keep httpx from importing its command-line client; False when httpx is already imported.
-
-    httpx 0.28 imports its CLI (rich, pygments, click) from ``httpx/__init__.py`` whenever those
-    are installed, and mcp-bridge installs rich and click for its own CLI: 3 MB of memory and tens
-    of milliseconds of every server's start-up (encode/httpx#3547 moves that import to
-    ``httpx/__main__.py``). A server never runs httpx's CLI; httpx then defines ``httpx.main`` as
-    its stub that explains the CLI is not available.
-    """
-    if "httpx" in sys.modules:
-        return False
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-    return True
 
 
 def pin_mmap_threshold(threshold: int = MMAP_THRESHOLD) -> bool:

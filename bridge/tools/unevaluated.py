@@ -4,7 +4,8 @@ jsonschema's own implementation finds the evaluated keys with ``re.search`` on e
 ``patternProperties`` pattern it meets: a spec pattern, in Python's backtracking ``re``, on keys
 the model chose. This is the same walk (jsonschema 4.23-4.26, ``find_evaluated_property_keys_by_schema``)
 with :mod:`bridge.contract.expressions.patterns` doing the matching; a pattern that cannot be run counts as matching
-(it admits, as everywhere else).
+(it admits, as everywhere else). Following a ``$ref`` needs jsonschema's private resolver:
+:mod:`bridge.tools.jsonschema_seams`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from jsonschema.exceptions import ValidationError
 
 from bridge.contract.expressions.patterns import compiled_pattern
+from bridge.tools.jsonschema_seams import follow_ref
 
 __all__ = ["unevaluated_properties_keyword"]
 
@@ -31,9 +33,8 @@ def _evaluated(validator: Any, instance: Mapping[str, Any], schema: Any) -> set[
     for keyword in ("$ref", "$dynamicRef"):
         ref = schema.get(keyword)
         if isinstance(ref, str):
-            resolved = validator._resolver.lookup(ref)
-            child = validator.evolve(schema=resolved.contents, _resolver=resolved.resolver)
-            keys |= _evaluated(child, instance, resolved.contents)
+            child, contents = follow_ref(validator, ref)
+            keys |= _evaluated(child, instance, contents)
     properties = schema.get("properties")
     if isinstance(properties, Mapping):
         keys |= properties.keys() & instance.keys()

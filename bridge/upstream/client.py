@@ -57,7 +57,7 @@ from bridge.upstream.response_body import read_capped
 from bridge.upstream.retry import IDEMPOTENT_METHODS, parse_retry_after, phase_of
 from bridge.upstream.stateless_client import StatelessClient
 
-__all__ = ["Upstream", "UpstreamResponse"]
+__all__ = ["SendWrapper", "Upstream", "UpstreamResponse"]
 
 logger = logging.getLogger("bridge.upstream")
 
@@ -84,6 +84,11 @@ class UpstreamResponse:
     def content_type(self) -> str:
         value: str = self.headers.get("content-type", "")
         return value
+
+
+Send = Callable[[PreparedRequest], Awaitable[UpstreamResponse]]
+SendWrapper = Callable[[Send], Send]
+"""What :meth:`Upstream.wrap_send` takes: the send it wraps, in; the send that runs instead, out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +163,21 @@ class Upstream:
             verify=ssl_context if ssl_context is not None else True,
         )
         self._log_redaction = LogRedaction(redact) if redact is not _no_redact else None
+        self._wrapped: Send | None = None
+
+    def wrap_send(self, wrapper: SendWrapper) -> None:
+        """Put ``wrapper`` around every later :meth:`send` (the last one added is the outermost).
+
+        The one extension point for what runs around a request without being the call path's own
+        business (limits shared across processes, telemetry): nothing replaces ``send`` on a live
+        upstream, and with no wrapper the call pays one ``is None`` test."""
+        self._wrapped = wrapper(self._send if self._wrapped is None else self._wrapped)
+
+    def add_request_hook(self, hook: Callable[[httpx.Request], Awaitable[None]]) -> None:
+        """Run ``hook`` on each HTTP request before it is sent (retries and redirect hops included).
+
+        httpx's own event hooks (``AsyncClient.event_hooks``): e.g. trace-context headers."""
+        self._client.event_hooks["request"].append(hook)
 
     async def __aenter__(self) -> Upstream:
         return self
@@ -175,7 +195,7 @@ class Upstream:
         return self._redact(f"{scheme}://{host}:{port}")
 
     async def send(self, request: PreparedRequest) -> UpstreamResponse:
-        """Send ``request``; return the response with its capped body.
+        """Send ``request`` (through the wrappers of :meth:`wrap_send`); return the response with its capped body.
 
         Raises:
             UnsafeRequestError: the request failed the final check (wrong origin, path or header).
@@ -185,6 +205,11 @@ class Upstream:
             ResponseTooLarge: a success body exceeded ``max_response_bytes``.
             UpstreamError: connection failure, bad redirect or undecodable body.
         """
+        if self._wrapped is not None:
+            return await self._wrapped(request)
+        return await self._send(request)
+
+    async def _send(self, request: PreparedRequest) -> UpstreamResponse:
         op = request.operation
         check_prepared(request, self.base_url)
         self.rate_limit.take(op)

@@ -25,6 +25,7 @@ from openapi_spec_validator.schemas.backend.jsonschema import create_validator a
 from openapi_spec_validator.validation.keywords import SchemaValidator
 
 from bridge.contract.expressions import json_pointer as pointer
+from generator.load.openapi_seams import SCHEMA_META
 from generator.load.validate_fast import fast_schema_meta, step_schema_path
 
 Tokens = tuple[str, ...]
@@ -245,7 +246,7 @@ def _located_keyword(keyword: type[Any], suffix: Tokens, accelerated: bool) -> t
     if issubclass(keyword, SchemaValidator):
         namespace["__init__"] = _fast_schema_init(keyword)
         if accelerated:
-            namespace["_validate_schema_meta"] = fast_schema_meta(keyword)
+            namespace[SCHEMA_META] = fast_schema_meta(keyword)
     return type(f"Located{keyword.__name__}", (keyword,), namespace)
 
 

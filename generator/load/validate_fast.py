@@ -13,6 +13,8 @@
 2. The path walk (``SchemaAccessor.get_resolved``): the library resolves every path from its longest
    cached prefix, and each step costs an ``isinstance`` against a runtime Protocol (slow on Python
    3.11: about 1 s on GitHub's spec); here a path whose parent was resolved takes one step from it.
+
+Both steps need the libraries' private names: :mod:`generator.load.openapi_seams` holds them.
 """
 
 from __future__ import annotations
@@ -25,11 +27,18 @@ import jsonschema_rs
 from jsonschema import FormatChecker
 from jsonschema_path import SchemaPath
 from jsonschema_path.accessors import SchemaAccessor
-from jsonschema_path.nodes import SchemaNode
 from jsonschema_path.paths import SPEC_SEPARATOR
-from openapi_schema_validator._specifications import REGISTRY as OPENAPI_SPECIFICATIONS
 from openapi_schema_validator.validators import check_openapi_schema
 from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
+
+from generator.load.openapi_seams import (
+    OPENAPI_SPECIFICATIONS,
+    accessor_registry,
+    library_schema_meta,
+    registry_of,
+    resolve_node,
+    schema_checker,
+)
 
 _META: dict[tuple[type[Any], FormatChecker], jsonschema_rs.Validator | None] = {}
 
@@ -45,7 +54,7 @@ def fast_schema_meta(keyword: type[Any]) -> Callable[..., OpenAPIValidationError
                     return None
             except (ValueError, TypeError):  # not JSON data (e.g. a non-string key): the library decides
                 pass
-        result: OpenAPIValidationError | None = keyword._validate_schema_meta(self, schema, schema_value)
+        result: OpenAPIValidationError | None = library_schema_meta(keyword, self, schema, schema_value)
         return result
 
     return validate_schema_meta
@@ -54,7 +63,7 @@ def fast_schema_meta(keyword: type[Any]) -> Callable[..., OpenAPIValidationError
 def _fast_checker(keyword: Any, schema: SchemaPath, schema_value: Any) -> jsonschema_rs.Validator | None:
     """The jsonschema-rs twin of the checker the library would call, or None when there is none."""
     try:
-        checker = keyword._get_schema_checker(schema, schema_value)
+        checker = schema_checker(keyword, schema, schema_value)
     except ValueError:  # an unknown dialect: the library reports it
         return None
     # The library's checkers are ``cls.check_schema`` or a partial of it naming the format checker.
@@ -80,7 +89,7 @@ def _build(meta_schema: Any, format_checker: FormatChecker) -> jsonschema_rs.Val
             meta_schema,
             validate_formats=True,
             formats={name: _memoized(format_checker, name) for name in format_checker.checkers},
-            registry=_registry(),
+            registry=_meta_registry(),
             offline=True,
         )
     except (ValueError, jsonschema_rs.ReferencingError):  # a meta-schema it cannot load: always the library's check
@@ -102,7 +111,7 @@ def _memoized(format_checker: FormatChecker, name: str) -> Callable[[str], bool]
 _REGISTRY: list[jsonschema_rs.Registry] = []
 
 
-def _registry() -> jsonschema_rs.Registry:
+def _meta_registry() -> jsonschema_rs.Registry:
     """The library's meta-schemas (draft 3 aside, which jsonschema-rs lacks and no OpenAPI dialect uses)."""
     if not _REGISTRY:
         resources = [(uri, OPENAPI_SPECIFICATIONS.contents(uri)) for uri in OPENAPI_SPECIFICATIONS]
@@ -130,9 +139,9 @@ class StepAccessor(SchemaAccessor):
         if resolved is None:
             resolved = self._step(key)
             if resolved is None:
-                registry = self._path_resolver.resolver._registry
+                registry = accessor_registry(self)
                 resolved = super().get_resolved(parts)
-                if self._path_resolver.resolver._registry is not registry:
+                if accessor_registry(self) is not registry:
                     self._resolved.clear()  # the library dropped its caches too
             self._resolved[key] = resolved
         return resolved
@@ -146,9 +155,9 @@ class StepAccessor(SchemaAccessor):
             node = parent.contents[key[-1]]
         except (KeyError, IndexError, TypeError):
             return None  # the library raises its own KeyError
-        resolved = SchemaNode._resolve_node(node, parent.resolver)
+        resolved = resolve_node(node, parent.resolver)
         # A lookup that grew the registry makes the library reset its caches: let it.
-        return resolved if resolved.resolver._registry is parent.resolver._registry else None
+        return resolved if registry_of(resolved.resolver) is registry_of(parent.resolver) else None
 
 
 def step_schema_path(document: Any, handlers: Any) -> SchemaPath:
